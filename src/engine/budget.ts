@@ -1,0 +1,70 @@
+/**
+ * The run's limits and its stop switch: an instruction budget counted by a Lua hook (never
+ * the clock, which does not advance during CPU work on Workers) and cancellation.
+ */
+import type { RunError } from './errors.ts';
+
+/** Limits of one run. */
+export interface RunLimits {
+  /** Lua instructions the whole run may execute. */
+  instructions: number;
+  /** Bytes one section VM's Lua heap may hold. */
+  memoryBytes: number;
+  /** Section entries the run may make (walked, called, required sections do not count). */
+  entries: number;
+}
+
+/** Defaults chosen so a runaway loop stops within seconds while real prompts never notice. */
+export const DEFAULT_LIMITS: RunLimits = {
+  instructions: 200_000_000,
+  memoryBytes: 16 * 1024 * 1024,
+  entries: 1000,
+};
+
+/** Counts instructions and carries the reason the run must stop, once there is one. */
+export class StopSwitch {
+  private used = 0;
+  private reason: RunError | null = null;
+
+  constructor(private readonly limits: RunLimits, signal?: AbortSignal) {
+    signal?.addEventListener('abort', () => this.cancel(String(signal.reason ?? 'the run was cancelled')));
+    if (signal?.aborted) this.cancel(String(signal.reason ?? 'the run was cancelled'));
+  }
+
+  /** Adds instructions; true when the run must stop. Called by the VMs' count hook. */
+  spend(count: number): boolean {
+    this.used += count;
+    if (!this.reason && this.used > this.limits.instructions) {
+      this.reason = {
+        kind: 'Limit',
+        message: `the run used its instruction budget of ${this.limits.instructions.toLocaleString('en-US')} Lua instructions (an endless loop?)`,
+      };
+    }
+    return this.reason !== null;
+  }
+
+  /** Asks the run to stop as cancelled at its next effect or instruction check. */
+  cancel(why: string): void {
+    this.reason ??= { kind: 'Cancelled', message: `the run was cancelled: ${why}` };
+  }
+
+  /** Stops the run with a Limit error (a cap other than instructions). */
+  exceed(message: string): void {
+    this.fail({ kind: 'Limit', message });
+  }
+
+  /** Stops the run with the given error, unless it is already stopping. */
+  fail(error: RunError): void {
+    this.reason ??= error;
+  }
+
+  /** Why the run must stop, or null. */
+  get stopped(): RunError | null {
+    return this.reason;
+  }
+
+  /** Instructions used so far. */
+  get instructionsUsed(): number {
+    return this.used;
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * Effects: every piece of I/O the Engine asks for. The Engine issues a request, the
+ * Harness (src/host) performs it and answers; the answer is journaled before Lua sees it.
+ */
+import type { Json } from '../prompt/types.ts';
+
+/** Who made a tool call, as the chapter's tool-call records name it. */
+export interface CallOrigin {
+  execution: string;
+  section: string;
+  caller: 'script' | 'model';
+}
+
+/** A request the Engine hands to the Harness. */
+export type EffectRequest =
+  | { op: 'store.read'; path: string }
+  | { op: 'store.write'; path: string; text: string }
+  | { op: 'store.append'; path: string; text: string }
+  | { op: 'store.list'; prefix: string }
+  | { op: 'store.delete'; path: string }
+  | { op: 'sys.now' }
+  | { op: 'tool.call'; tool: string; name: string; args: Json; origin: CallOrigin; call_id: string | null }
+  | { op: 'model.round'; role: string; request: Json };
+
+/** The Harness's answer: a JSON value, or an error with a Lua-side kind and a model-safe message. */
+export type EffectAnswer = { ok: true; value: Json } | { ok: false; error: { kind: string; message: string } };
+
+/** Where an effect comes from, for the Harness's records. */
+export interface EffectContext {
+  runId: string;
+  chain: string;
+  seq: number;
+  section: string | null;
+}
+
+/** Performs effects. Implemented by src/host; a Promise may stay pending while a run waits. */
+export interface Harness {
+  perform(request: EffectRequest, context: EffectContext): Promise<EffectAnswer>;
+}
+
+/** A successful answer. */
+export const answered = (value: Json): EffectAnswer => ({ ok: true, value });
+
+/** A failed answer. */
+export const failed = (kind: string, message: string): EffectAnswer => ({ ok: false, error: { kind, message } });

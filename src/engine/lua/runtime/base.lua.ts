@@ -1,0 +1,138 @@
+/**
+ * The runtime's private core: captured primitives, error values, the effect protocol and
+ * the instruction-budget hook. Every other runtime module receives its table `R`.
+ *
+ * The Engine drives each section VM's main coroutine by hand: an effect is a plain
+ * `coroutine.yield(MARK, 'effect', op, payload)` that the JS driver answers with
+ * `ok, value` or `false, kind, message`. No JS function ever calls back into Lua, so no
+ * await has to cross a C boundary.
+ */
+export const BASE_LUA = String.raw`
+local R = {}
+local leaves = {}
+for _, name in ipairs({ 'tick', 'var_get', 'var_set', 'var_len', 'var_keys', 'var_json',
+    'entry', 'block', 'find_section', 'prose', 'event', 'untrusted', 'fact', 'seed' }) do
+  leaves[name] = _G['__rv_' .. name]
+  _G['__rv_' .. name] = nil
+end
+R.leaves = leaves
+R.null = __rv_null
+__rv_null = nil
+
+R.raw = {
+  yield = coroutine.yield, resume = coroutine.resume, create = coroutine.create,
+  status = coroutine.status, running = coroutine.running, wrap = coroutine.wrap,
+  isyieldable = coroutine.isyieldable, close = coroutine.close,
+  load = load, sethook = debug.sethook, traceback = debug.traceback,
+  setmetatable_any = debug.setmetatable, getmetatable_any = debug.getmetatable,
+  getinfo = debug.getinfo,
+}
+R.MARK = setmetatable({}, { __name = 'runvil.mark' })
+
+local string_format, select, type, tostring = string.format, select, type, tostring
+local math_type = math.type
+
+--- The Lua type name the chapter's messages use: integer and float apart from number.
+function R.typename(v)
+  local t = type(v)
+  if t == 'number' then return math_type(v) == 'integer' and 'integer' or 'number' end
+  if t == 'userdata' and v == R.null then return 'userdata' end
+  return t
+end
+
+-- Error values --------------------------------------------------------------------------
+
+local ErrorMT = {
+  __name = 'runvil.error',
+  __tostring = function(e) return e.message end,
+}
+R.ErrorMT = ErrorMT
+
+--- A new error value {kind, message, ...fields}; tostring gives the message.
+function R.new_error(kind, message, fields)
+  local e = { kind = kind, message = message }
+  if fields then for k, v in pairs(fields) do e[k] = v end end
+  return setmetatable(e, ErrorMT)
+end
+
+--- Raises an error value. Level 0: the Engine's messages carry no chunk:line prefix.
+function R.raise(kind, message, fields)
+  error(R.new_error(kind, message, fields), 0)
+end
+
+--- The kind and message of any raised value, as the run reports it.
+function R.describe_error(err)
+  local t = type(err)
+  if t == 'string' then return 'lua', err end
+  if t == 'table' then
+    local kind = rawget(err, 'kind')
+    local message = rawget(err, 'message')
+    if type(message) ~= 'string' then
+      local mt = getmetatable(err)
+      if type(mt) == 'table' and mt.__tostring then
+        local ok, text = pcall(tostring, err)
+        message = ok and text or nil
+      end
+    end
+    if type(kind) ~= 'string' then kind = 'lua' end
+    if type(message) ~= 'string' then
+      message = 'a table was raised as an error' .. (rawget(err, 'kind') and (' (kind ' .. tostring(rawget(err, 'kind')) .. ')') or '')
+    end
+    return kind, message
+  end
+  return 'lua', 'a ' .. R.typename(err) .. ' value was raised as an error'
+end
+
+-- The budget hook -----------------------------------------------------------------------
+
+local HOOK_EVERY = 10000
+R.STOP = setmetatable({}, { __name = 'runvil.stop', __tostring = function() return 'the run is stopping' end })
+local tick, sethook, running = leaves.tick, R.raw.sethook, R.raw.running
+local hook
+hook = function()
+  if tick(HOOK_EVERY) then
+    -- From now on every instruction raises, so no pcall can keep the thread alive.
+    sethook(running(), hook, '', 1)
+    error(R.STOP, 0)
+  end
+end
+--- Puts the instruction-budget hook on a coroutine (hooks are per thread in Lua).
+function R.watch(co)
+  sethook(co, hook, '', HOOK_EVERY)
+end
+
+-- Effects -------------------------------------------------------------------------------
+
+local raw_yield = R.raw.yield
+--- Performs an effect through the Harness; returns its answer text or raises its error.
+function R.effect(op, payload)
+  local ok, a, b = raw_yield(R.MARK, 'effect', op, payload)
+  if ok then return a end
+  R.raise(a, b)
+end
+
+--- Asks the driver for an Engine operation (call, jump); returns whatever it answers.
+function R.request(op, ...)
+  return raw_yield(R.MARK, op, ...)
+end
+
+--- Records a run event with a JSON object of fields.
+function R.event(event_type, fields)
+  local text = R.json.try_encode(fields or {}) or '{}'
+  leaves.event(event_type, text)
+end
+
+--- Text of a value by the scalar return rule; raises for a value with no text form.
+function R.scalar_text(v)
+  local t = type(v)
+  if t == 'string' then return v end
+  if t == 'number' then
+    if math_type(v) == 'integer' then return string_format('%d', v) end
+    return tostring(v)
+  end
+  if t == 'boolean' then return tostring(v) end
+  R.raise('lua', 'cannot return a ' .. R.typename(v) .. ' as a result')
+end
+
+return R
+`;

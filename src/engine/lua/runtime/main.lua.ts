@@ -1,0 +1,59 @@
+/**
+ * The runtime's entry point: builds the section's sandbox environment with every Engine
+ * global, then defines `__rv_main`, the function the Engine runs as the section's thread.
+ */
+export const MAIN_LUA = String.raw`
+local R, sandbox, state, walk, extensions = ...
+local L = R.leaves
+local json = R.json
+
+local kind, name, prologue, epilogue, has_prose, args_text, run_args_text, facts_text = L.entry()
+local entry = {
+  kind = kind, name = name, prologue = prologue, epilogue = epilogue, has_prose = has_prose,
+  args = args_text and json.decode(args_text) or { n = 0 },
+}
+entry.args.n = entry.args.n or #entry.args
+R.entry = entry
+R.handler_depth = 0
+
+local main_thread = nil
+local seed_hi, seed_lo = L.seed()
+local env = sandbox.new_env(seed_hi, seed_lo, function() return main_thread end, state.log)
+R.env = env
+R.env_pairs = sandbox.pairs
+
+env.json = json.public()
+env.var = state.var(false)
+env.store = state.store()
+env.log = state.log
+env.untrusted = state.untrusted
+env.args = json.decode(run_args_text)
+local facts = json.decode(facts_text)
+env.sys = state.sys(facts)
+walk.install(env, entry)
+
+R.model_step = function()
+  R.raise('Model', 'this section is a model step (prose with no Lua block after it), and model steps need the models global, which this Engine build lacks')
+end
+
+for _, extend in ipairs(extensions) do extend(R, env) end
+
+local last_traceback = nil
+local function on_error(err)
+  if err ~= R.STOP then
+    local ok, text = pcall(R.raw.traceback, type(err) == 'string' and err or nil, 2)
+    last_traceback = ok and text or nil
+  end
+  return err
+end
+
+function __rv_main()
+  main_thread = R.raw.running()
+  R.watch(main_thread)
+  local ok, outcome, value = xpcall(walk.run_entry, on_error, env, entry)
+  if ok then return outcome, value end
+  if outcome == R.STOP then return 'stop' end
+  local err_kind, message = R.describe_error(outcome)
+  return 'error', err_kind, message, last_traceback
+end
+`;

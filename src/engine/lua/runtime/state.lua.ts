@@ -1,0 +1,179 @@
+/**
+ * The run-state globals: var (a view onto the run-wide JSON document the Engine holds),
+ * store (the run's files, every call an effect), sys (run facts), log and untrusted.
+ */
+export const STATE_LUA = String.raw`
+local R = ...
+local L = R.leaves
+local json = R.json
+local type, tostring, select, setmetatable, rawequal = type, tostring, select, setmetatable, rawequal
+local string_format, table_concat, math_type = string.format, table.concat, math.type
+
+local M = {}
+
+-- var -----------------------------------------------------------------------------------
+
+local function key_text(k)
+  if type(k) == 'string' then return k end
+  if math_type(k) == 'integer' then return string_format('%d', k) end
+  return R.typename(k)
+end
+
+local function path_json(path)
+  return json.try_encode(path)
+end
+
+local function dotted(path)
+  local parts = { 'var' }
+  for _, k in ipairs(path) do
+    if type(k) == 'string' then parts[#parts + 1] = '.' .. k
+    else parts[#parts + 1] = '[' .. k .. ']' end
+  end
+  return table_concat(parts)
+end
+M.dotted = dotted
+
+local function extend(path, k)
+  local p = {}
+  for i = 1, #path do p[i] = path[i] end
+  p[#p + 1] = k
+  return p
+end
+
+--- A view of var at path; read_only views refuse writes (a Pack prelude's view).
+local function view(path, read_only, cache)
+  local key = path_json(path)
+  local cached = cache[key]
+  if cached then return cached end
+  local proxy = {}
+  local mt = {}
+  mt.__index = function(_, k)
+    if type(k) ~= 'string' and math_type(k) ~= 'integer' then return nil end
+    local child = extend(path, k)
+    local tag, value = L.var_get(path_json(child))
+    if tag == 'table' then return view(child, read_only, cache) end
+    if tag == 'null' then return R.null end
+    return value
+  end
+  mt.__newindex = function(_, k, v)
+    if read_only then
+      R.raise('lua', (#path == 0 and 'var' or dotted(path)) .. " is read-only inside a Pack prelude; cannot set '" .. key_text(k) .. "'")
+    end
+    if type(k) ~= 'string' and math_type(k) ~= 'integer' then
+      R.raise('lua', dotted(path) .. ' keys must be strings or integers, got ' .. R.typename(k))
+    end
+    local child = extend(path, k)
+    local text = nil
+    if v ~= nil then
+      local err
+      text, err = json.try_encode(v, dotted(child))
+      if not text then R.raise('lua', 'cannot assign to ' .. dotted(child) .. ': ' .. err) end
+    end
+    local problem = L.var_set(path_json(child), text)
+    if problem then R.raise('lua', problem) end
+  end
+  mt.__len = function() return L.var_len(key) end
+  mt.__pairs = function()
+    local keys = json.decode(L.var_keys(key))
+    local i = 0
+    return function()
+      while true do
+        i = i + 1
+        local k = keys[i]
+        if k == nil then return nil end
+        local v = proxy[k]
+        if v ~= nil then return k, v end
+      end
+    end, proxy, nil
+  end
+  mt.__metatable = read_only and 'var is read-only' or 'var'
+  mt.__tostring = function() return 'var' .. (#path > 0 and (' view of ' .. dotted(path)) or '') end
+  setmetatable(proxy, mt)
+  json.views[proxy] = function() return L.var_json(key) end
+  cache[key] = proxy
+  return proxy
+end
+
+--- The var global of this VM; read_only for Pack preludes.
+function M.var(read_only)
+  return view({}, read_only, setmetatable({}, { __mode = 'v' }))
+end
+
+-- store ---------------------------------------------------------------------------------
+
+local function text_arg(fname, what, v)
+  if type(v) ~= 'string' then
+    R.raise('lua', fname .. ' takes ' .. what .. ' as a string, got ' .. R.typename(v))
+  end
+  return v
+end
+
+function M.store()
+  local store = {}
+  function store.read(path)
+    text_arg('store.read', 'a path', path)
+    return R.effect('store.read', json.try_encode({ path = path }))
+  end
+  function store.write(path, text)
+    text_arg('store.write', 'a path', path)
+    text_arg('store.write', 'the text', text)
+    R.effect('store.write', json.try_encode({ path = path, text = text }))
+  end
+  function store.append(path, text)
+    text_arg('store.append', 'a path', path)
+    text_arg('store.append', 'the text', text)
+    R.effect('store.append', json.try_encode({ path = path, text = text }))
+  end
+  function store.list(prefix)
+    if prefix ~= nil then text_arg('store.list', 'a prefix', prefix) end
+    local listed = json.decode(R.effect('store.list', json.try_encode({ prefix = prefix or '' })))
+    return listed
+  end
+  function store.delete(path)
+    text_arg('store.delete', 'a path', path)
+    return R.effect('store.delete', json.try_encode({ path = path })) == 'true'
+  end
+  return store
+end
+
+-- sys, log, untrusted -------------------------------------------------------------------
+
+--- A table that reads through to t and refuses every write; name is used in the refusal.
+function M.sealed(name, t)
+  return setmetatable({}, {
+    __index = t,
+    __newindex = function(_, k) R.raise('lua', name .. ' is read-only; cannot set ' .. "'" .. key_text(k) .. "'") end,
+    __metatable = name .. ' is sealed',
+    __pairs = function() return R.env_pairs(t) end,
+    __len = function() return #t end,
+  })
+end
+
+function M.sys(facts)
+  local live = setmetatable({}, {
+    __index = function(_, k)
+      if k == 'round' then return L.fact('round') end
+      if k == 'replies' then return json.decode(L.fact('replies')) end
+      return nil
+    end,
+  })
+  for k, v in pairs(facts) do rawset(live, k, v) end
+  rawset(live, 'now', function() return math.tointeger(tonumber(R.effect('sys.now', '{}'))) end)
+  return M.sealed('sys', live)
+end
+
+function M.log(...)
+  local n = select('#', ...)
+  local parts = {}
+  for i = 1, n do parts[i] = tostring((select(i, ...))) end
+  R.event('log', { message = table_concat(parts, '\t') })
+end
+
+function M.untrusted(text)
+  if type(text) == 'number' then text = R.scalar_text(text) end
+  if type(text) ~= 'string' then R.raise('lua', 'untrusted takes text, got ' .. R.typename(text)) end
+  return L.untrusted(text)
+end
+
+return M
+`;

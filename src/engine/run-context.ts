@@ -1,0 +1,38 @@
+/**
+ * The state one run shares across its section entries.
+ */
+import type { Json, Prompt, SectionBody } from '../prompt/types.ts';
+import type { StopSwitch, RunLimits } from './budget.ts';
+import type { EventLog } from './events.ts';
+import type { EffectRunner } from './journal.ts';
+import type { RunSeed } from './run-seed.ts';
+import type { VarState } from './var-state.ts';
+import type { LuaPlatform, RuntimeChunk } from './lua/vm.ts';
+
+/** A section as an entry runs it: its name and body. The H1 pass uses the title as its name. */
+export interface EntrySection extends SectionBody {
+  name: string;
+}
+
+/** Everything a run's entries share. */
+export interface RunContext {
+  runId: string;
+  prompt: Prompt;
+  platform: LuaPlatform;
+  runtime: RuntimeChunk;
+  args: { [name: string]: Json };
+  seed: RunSeed;
+  vars: VarState;
+  events: EventLog;
+  effects: EffectRunner;
+  stop: StopSwitch;
+  limits: RunLimits;
+  /** Section entries made so far (walked, called). */
+  entryCount: number;
+  /** VMs created so far; each gets its own math.random seed. */
+  vmCount: number;
+  /** Final replies of model steps, by section name. */
+  replies: { [section: string]: string };
+  /** The last model step's reply: the run result when the walk ends without a value. */
+  lastReply: string;
+}

@@ -1,0 +1,32 @@
+/**
+ * Everything random in a run comes from its seed: the untrusted-envelope nonce and each
+ * section VM's math.random seed. Same seed, same run.
+ */
+
+async function sha256(text: string): Promise<Uint8Array> {
+  // WebCrypto is part of the web platform both Node and workerd implement.
+  return new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+}
+
+const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+
+/** The run's derived randomness. */
+export interface RunSeed {
+  /** 32 lowercase hex digits naming the untrusted envelope's tags. */
+  nonce: string;
+  /** Two 32-bit integers for math.randomseed in the VM of entry number `entry`. */
+  vmSeed(entry: number): [number, number];
+}
+
+/** Derives the run's nonce and VM seeds from its seed text. */
+export async function deriveRunSeed(seed: string): Promise<RunSeed> {
+  const nonce = hex((await sha256(`runvil nonce\0${seed}`)).slice(0, 16));
+  const base = await sha256(`runvil random\0${seed}`);
+  const view = new DataView(base.buffer);
+  const hi = view.getUint32(0);
+  const lo = view.getUint32(4);
+  return {
+    nonce,
+    vmSeed: (entry) => [(hi ^ Math.imul(entry + 1, 0x9e3779b1)) >>> 0, (lo + entry) >>> 0],
+  };
+}

@@ -1,0 +1,118 @@
+/**
+ * Running a prompt: the H1 pass, then the section walk with fall-through and jump, until a
+ * section returns a value or the file ends. Every effect goes through the Harness and the
+ * journal, so a run can be replayed from its journal.
+ */
+import type { Json, Prompt } from '../prompt/types.ts';
+import { DEFAULT_LIMITS, StopSwitch, type RunLimits } from './budget.ts';
+import type { Harness } from './effects.ts';
+import { type RunError } from './errors.ts';
+import { EventLog, type RunEvent } from './events.ts';
+import { EffectRunner, type JournalEntry } from './journal.ts';
+import type { LuaPlatform } from './lua/vm.ts';
+import { runtimeChunk } from './lua/runtime/index.ts';
+import type { RunContext } from './run-context.ts';
+import { deriveRunSeed } from './run-seed.ts';
+import { enterSection, type EntryOutcome } from './section-entry.ts';
+import { VarState } from './var-state.ts';
+
+/** What a run needs. */
+export interface RunOptions {
+  prompt: Prompt;
+  platform: LuaPlatform;
+  harness: Harness;
+  /** The run's arguments, already checked against the frontmatter's `args:` (see checkArgs). */
+  args?: { [name: string]: Json };
+  /** The run seed: the nonce and math.random derive from it. Default "0". */
+  seed?: string;
+  runId?: string;
+  /** A journal to replay before going live. */
+  journal?: readonly JournalEntry[];
+  /** Called with each new journal entry before its answer reaches Lua (persist it here). */
+  onJournal?: (entry: JournalEntry) => void | Promise<void>;
+  onEvent?: (event: RunEvent) => void;
+  limits?: Partial<RunLimits>;
+  signal?: AbortSignal;
+}
+
+/** How a run ended. */
+export type RunOutcome =
+  | { status: 'completed'; result: string; events: RunEvent[]; journal: JournalEntry[] }
+  | { status: 'failed'; error: RunError; events: RunEvent[]; journal: JournalEntry[] };
+
+/** Runs a prompt to its end. */
+export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const events = new EventLog(options.onEvent);
+  const effects = new EffectRunner(options.harness, options.journal ?? [], options.onJournal);
+  const run: RunContext = {
+    runId: options.runId ?? 'run-1',
+    prompt: options.prompt,
+    platform: options.platform,
+    runtime: runtimeChunk(),
+    args: options.args ?? {},
+    seed: await deriveRunSeed(options.seed ?? '0'),
+    vars: new VarState(),
+    events,
+    effects,
+    stop: new StopSwitch(limits, options.signal),
+    limits,
+    entryCount: 0,
+    vmCount: 0,
+    replies: {},
+    lastReply: '',
+  };
+  const place = { section: null, task: '0', turn: 0 };
+  events.emit('run_started', place, { prompt: options.prompt.frontmatter.name, args: run.args });
+  const ended = await walk(run);
+  if (ended.status === 'completed' && effects.unconsumed() > 0) {
+    return fail(run, {
+      kind: 'Determinism',
+      message: `the run ended with ${effects.unconsumed()} journaled effect(s) it never asked for; the prompt no longer does what the journal recorded`,
+    });
+  }
+  if (ended.status === 'failed') return fail(run, ended.error);
+  events.emit('run_completed', place, { result: ended.result });
+  return { status: 'completed', result: ended.result, events: events.all(), journal: effects.journal() };
+}
+
+function fail(run: RunContext, error: RunError): RunOutcome {
+  run.events.emit('run_failed', { section: null, task: '0', turn: 0 }, { error: { kind: error.kind, message: error.message } });
+  return { status: 'failed', error, events: run.events.all(), journal: run.effects.journal() };
+}
+
+type WalkEnd = { status: 'completed'; result: string } | { status: 'failed'; error: RunError };
+
+async function walk(run: RunContext): Promise<WalkEnd> {
+  const { prompt } = run;
+  let index = 0;
+  const h1 = prompt.h1;
+  if (h1.prologue.length + h1.epilogue.length > 0) {
+    const outcome = await enterSection(run, { kind: 'h1', section: { ...h1, prose: '', name: prompt.title }, chain: '0' });
+    const next = settle(run, outcome);
+    if (next.end) return next.end;
+    if (next.jump !== undefined) index = next.jump;
+  }
+  while (index < prompt.sections.length) {
+    const section = prompt.sections[index]!;
+    const outcome = await enterSection(run, { kind: 'walk', section, chain: '0' });
+    const next = settle(run, outcome);
+    if (next.end) return next.end;
+    index = next.jump ?? index + 1;
+  }
+  return { status: 'completed', result: run.lastReply };
+}
+
+function settle(run: RunContext, outcome: EntryOutcome): { end?: WalkEnd; jump?: number } {
+  switch (outcome.type) {
+    case 'return':
+      return { end: { status: 'completed', result: outcome.text } };
+    case 'fall':
+      return {};
+    case 'jump':
+      return { jump: run.prompt.sections.findIndex((s) => s.name === outcome.target) };
+    case 'error':
+    case 'stop':
+      return { end: { status: 'failed', error: outcome.error } };
+  }
+}

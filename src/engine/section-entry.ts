@@ -1,0 +1,217 @@
+/**
+ * One section entry: a fresh Lua VM running a section's blocks, driven by hand. Each yield
+ * of its thread is a request (an effect, a call, a jump) that this driver answers.
+ */
+import { findSection } from '../prompt/heading-ref.ts';
+import type { Json } from '../prompt/types.ts';
+import { storePathProblem } from './store-path.ts';
+import type { EffectAnswer, EffectRequest } from './effects.ts';
+import { luaKindOf, runKindOf, type RunError } from './errors.ts';
+import type { EntrySection, RunContext } from './run-context.ts';
+import { wrapUntrusted } from './untrusted-envelope.ts';
+import type { LuaScalar, LuaVm } from './lua/vm.ts';
+import { DeterminismViolation } from './journal.ts';
+
+/** How an entry is made: walked into, the H1 pass, or entered with call. */
+export type EntryKind = 'walk' | 'h1' | 'call';
+
+/** The outcome of one entry. */
+export type EntryOutcome =
+  | { type: 'return'; text: string }
+  | { type: 'fall' }
+  | { type: 'jump'; target: string }
+  | { type: 'error'; error: RunError; luaKind: string }
+  | { type: 'stop'; error: RunError };
+
+/** What an entry needs beyond the run: which section, how it was entered, its call arguments. */
+export interface EntrySpec {
+  kind: EntryKind;
+  section: EntrySection;
+  /** JSON text of a call's extra arguments (a list), passed to the blocks as `...`. */
+  callArgs?: string;
+  chain: string;
+}
+
+/** Runs one section entry to its outcome. */
+export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryOutcome> {
+  const vm = await run.platform.newVm({ memoryLimit: run.limits.memoryBytes });
+  try {
+    installLeaves(vm, run, spec);
+    vm.runChunk(run.runtime);
+    const thread = vm.newThread('__rv_main');
+    let step = thread.resume([]);
+    for (;;) {
+      const stopped = run.stop.stopped;
+      if (stopped) return { type: 'stop', error: stopped };
+      if (step.status === 'error') {
+        return { type: 'error', error: { kind: 'Lua', message: step.message }, luaKind: 'lua' };
+      }
+      if (step.status === 'return') return finish(step.values);
+      const [, op, ...rest] = step.values;
+      if (op === 'effect') {
+        const answer = await performEffect(run, spec, String(rest[0]), String(rest[1]));
+        const now = run.stop.stopped;
+        if (now) return { type: 'stop', error: now };
+        step = thread.resume(answer.ok ? [true, answerText(run, String(rest[0]), answer.value)] : [false, answer.error.kind, answer.error.message]);
+      } else if (op === 'call') {
+        step = thread.resume(await callSection(run, spec, String(rest[0]), rest[1] as string));
+      } else if (op === 'jump') {
+        return { type: 'jump', target: String(rest[0]) };
+      } else {
+        throw new Error(`the Lua runtime asked for an unknown operation ${String(op)}`);
+      }
+    }
+  } finally {
+    vm.close();
+  }
+}
+
+function finish(values: LuaScalar[]): EntryOutcome {
+  const [outcome, a, b, c] = values;
+  if (outcome === 'return') return { type: 'return', text: String(a) };
+  if (outcome === 'fall') return { type: 'fall' };
+  if (outcome === 'error') {
+    const luaKind = String(a);
+    const error: RunError = { kind: runKindOf(luaKind), message: String(b) };
+    if (typeof c === 'string') error.traceback = c;
+    return { type: 'error', error, luaKind };
+  }
+  throw new Error(`the Lua runtime ended an entry with ${String(outcome)}`);
+}
+
+async function callSection(run: RunContext, spec: EntrySpec, name: string, argsText: string): Promise<LuaScalar[]> {
+  const section = run.prompt.sections.find((s) => s.name === name)!;
+  const outcome = await enterSection(run, { kind: 'call', section, callArgs: argsText, chain: spec.chain });
+  switch (outcome.type) {
+    case 'return':
+      return [true, outcome.text];
+    case 'fall':
+      return [true, null];
+    case 'error':
+      return [false, outcome.luaKind, outcome.error.message];
+    case 'stop':
+      return [false, luaKindOf(outcome.error.kind), outcome.error.message];
+    case 'jump':
+      throw new Error('a called section cannot jump');
+  }
+}
+
+/** Enters a section (counting it against the entry cap) and reports section_entered. */
+export async function enterSection(run: RunContext, spec: EntrySpec): Promise<EntryOutcome> {
+  run.entryCount++;
+  if (run.entryCount > run.limits.entries) {
+    run.stop.exceed(`the run made ${run.limits.entries} section entries, its cap (a jump loop?)`);
+    return { type: 'stop', error: run.stop.stopped! };
+  }
+  run.events.emit('section_entered', { section: spec.section.name, task: spec.chain, turn: 0 }, { entry: spec.kind });
+  return runEntry(run, spec);
+}
+
+function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec): void {
+  const place = () => ({ section: spec.section.name, task: spec.chain, turn: 0 });
+  const path = (text: LuaScalar) => JSON.parse(String(text)) as (string | number)[];
+  const blocksOf = (name: LuaScalar) => {
+    const section = name === null ? spec.section : run.prompt.sections.find((s) => s.name === name);
+    return section ? [...section.prologue, ...section.epilogue] : [];
+  };
+  const vmIndex = run.vmCount++;
+  vm.setNull('__rv_null');
+  const leaves: Record<string, (...args: LuaScalar[]) => LuaScalar | LuaScalar[] | void> = {
+    tick: (count) => run.stop.spend(Number(count)),
+    var_get: (text) => {
+      const value = run.vars.get(path(text));
+      if (value === undefined) return ['nil', null];
+      if (value === null) return ['null', null];
+      if (typeof value === 'object') return ['table', null];
+      return ['scalar', value];
+    },
+    var_set: (text, json) => run.vars.set(path(text), json === null ? undefined : (JSON.parse(String(json)) as Json)),
+    var_len: (text) => run.vars.length(path(text)),
+    var_keys: (text) => JSON.stringify(run.vars.keys(path(text))),
+    var_json: (text) => run.vars.json(path(text)),
+    entry: () => [
+      spec.kind,
+      spec.section.name,
+      spec.section.prologue.length,
+      spec.section.epilogue.length,
+      spec.section.prose !== '',
+      spec.callArgs ?? null,
+      JSON.stringify(run.args),
+      JSON.stringify({
+        run_id: run.runId,
+        execution: run.runId,
+        section_name: spec.section.name,
+        task_id: spec.chain,
+      }),
+    ],
+    block: (name, index) => {
+      const blocks = blocksOf(name);
+      if (index === 0) return blocks.length;
+      const block = blocks[Number(index) - 1]!;
+      return [block.source, block.line, chunkName(run.prompt.file)];
+    },
+    find_section: (ref) => {
+      const found = findSection(run.prompt, String(ref));
+      return found.ok ? [found.section.name] : [null, found.message];
+    },
+    prose: () => spec.section.prose,
+    event: (type, fields) => {
+      run.events.emit(String(type), place(), JSON.parse(String(fields)) as Record<string, Json>);
+    },
+    untrusted: (text) => wrapUntrusted(String(text), run.seed.nonce),
+    fact: (name) => {
+      if (name === 'round') return 0;
+      if (name === 'replies') return JSON.stringify(run.replies);
+      return null;
+    },
+    seed: () => run.seed.vmSeed(vmIndex),
+  };
+  for (const [name, leaf] of Object.entries(leaves)) vm.setGlobal(`__rv_${name}`, leaf);
+}
+
+function chunkName(file: string): string {
+  const base = file.split(/[\\/]/).pop() ?? file;
+  return base.length > 50 ? base.slice(-50) : base;
+}
+
+async function performEffect(run: RunContext, spec: EntrySpec, op: string, payloadText: string): Promise<EffectAnswer> {
+  const payload = JSON.parse(payloadText) as Record<string, Json>;
+  const request = toRequest(op, payload);
+  if ('problem' in request) return { ok: false, error: { kind: 'lua', message: request.problem } };
+  try {
+    return await run.effects.perform(spec.chain, request, spec.section.name, run.runId);
+  } catch (error) {
+    if (error instanceof DeterminismViolation) {
+      run.stop.fail({ kind: 'Determinism', message: error.message });
+      return { ok: false, error: { kind: 'determinism', message: error.message } };
+    }
+    throw error;
+  }
+}
+
+function toRequest(op: string, payload: Record<string, Json>): EffectRequest | { problem: string } {
+  const checkPath = (fname: string, path: string, allowEmpty = false) => {
+    const problem = storePathProblem(path, allowEmpty);
+    return problem ? { problem: `${fname}: invalid path ${JSON.stringify(path)}: ${problem}` } : null;
+  };
+  switch (op) {
+    case 'store.read':
+    case 'store.delete':
+      return checkPath(op, String(payload.path)) ?? { op, path: String(payload.path) };
+    case 'store.write':
+    case 'store.append':
+      return checkPath(op, String(payload.path)) ?? { op, path: String(payload.path), text: String(payload.text) };
+    case 'store.list':
+      return checkPath(op, String(payload.prefix), true) ?? { op, prefix: String(payload.prefix) };
+    case 'sys.now':
+      return { op };
+    default:
+      return { problem: `unknown effect ${op}` };
+  }
+}
+
+function answerText(_run: RunContext, op: string, value: Json): string {
+  if (op === 'store.list') return JSON.stringify(value);
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value);
+}
