@@ -8,6 +8,7 @@ import type { EffectRunner } from './journal.ts';
 import type { RunSeed } from './run-seed.ts';
 import type { VarState } from './var-state.ts';
 import type { LuaPlatform, RuntimeChunk } from './lua/vm.ts';
+import type { RunCatalog } from './catalog.ts';
 
 /** A section as an entry runs it: its name and body. The H1 pass uses the title as its name. */
 export interface EntrySection extends SectionBody {
@@ -35,4 +36,8 @@ export interface RunContext {
   replies: { [section: string]: string };
   /** The last model step's reply: the run result when the walk ends without a value. */
   lastReply: string;
+  /** The role entries use when they pick none (models.default). */
+  defaultRole: string | null;
+  /** The run's Packs and tools (data only). */
+  catalog: RunCatalog;
 }

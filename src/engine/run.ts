@@ -15,6 +15,7 @@ import type { RunContext } from './run-context.ts';
 import { deriveRunSeed } from './run-seed.ts';
 import { enterSection, type EntryOutcome } from './section-entry.ts';
 import { VarState } from './var-state.ts';
+import { EMPTY_CATALOG, type RunCatalog } from './catalog.ts';
 
 /** What a run needs. */
 export interface RunOptions {
@@ -33,6 +34,10 @@ export interface RunOptions {
   onEvent?: (event: RunEvent) => void;
   limits?: Partial<RunLimits>;
   signal?: AbortSignal;
+  /** The run's Packs and tools, prepared by the Host; an empty catalog when absent. */
+  catalog?: RunCatalog;
+  /** When the Host cannot satisfy the prompt: the requirements notice; the run fails before it starts. */
+  requirementsNotice?: string;
 }
 
 /** How a run ended. */
@@ -61,9 +66,15 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
     vmCount: 0,
     replies: {},
     lastReply: '',
+    catalog: options.catalog ?? EMPTY_CATALOG,
+    defaultRole: null,
   };
   const place = { section: null, task: '0', turn: 0 };
   events.emit('run_started', place, { prompt: options.prompt.frontmatter.name, args: run.args });
+  if (options.requirementsNotice !== undefined) {
+    return fail(run, { kind: 'RequirementsUnmet', message: options.requirementsNotice });
+  }
+  for (const line of run.catalog.log) events.emit('log', place, { message: line });
   const ended = await walk(run);
   if (ended.status === 'completed' && effects.unconsumed() > 0) {
     return fail(run, {

@@ -10,7 +10,10 @@ import { luaKindOf, runKindOf, type RunError } from './errors.ts';
 import type { EntrySection, RunContext } from './run-context.ts';
 import { wrapUntrusted } from './untrusted-envelope.ts';
 import type { LuaScalar, LuaVm } from './lua/vm.ts';
-import { DeterminismViolation } from './journal.ts';
+import { DeterminismViolation, canonicalJson } from './journal.ts';
+import { checkReply } from './model-reply.ts';
+import { TASK_BUILTIN_TOOLS } from './task-builtins.ts';
+import { formatNameList, parsePackId } from '../prompt/name-grammar.ts';
 
 /** How an entry is made: walked into, the H1 pass, or entered with call. */
 export type EntryKind = 'walk' | 'h1' | 'call';
@@ -52,7 +55,12 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
         const answer = await performEffect(run, spec, String(rest[0]), String(rest[1]));
         const now = run.stop.stopped;
         if (now) return { type: 'stop', error: now };
-        step = thread.resume(answer.ok ? [true, answerText(run, String(rest[0]), answer.value)] : [false, answer.error.kind, answer.error.message]);
+        step = thread.resume(toLua(String(rest[0]), answer));
+      } else if (op === 'batch') {
+        const answers = await performBatch(run, spec, String(rest[0]));
+        const now = run.stop.stopped;
+        if (now) return { type: 'stop', error: now };
+        step = thread.resume([answers]);
       } else if (op === 'call') {
         step = thread.resume(await callSection(run, spec, String(rest[0]), rest[1] as string));
       } else if (op === 'jump') {
@@ -142,6 +150,9 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec): void {
         execution: run.runId,
         section_name: spec.section.name,
         task_id: spec.chain,
+        prompt_name: run.prompt.frontmatter.name,
+        prompt_title: run.prompt.title,
+        prompt_description: run.prompt.frontmatter.description,
       }),
     ],
     block: (name, index) => {
@@ -155,18 +166,41 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec): void {
       return found.ok ? [found.section.name] : [null, found.message];
     },
     prose: () => spec.section.prose,
-    event: (type, fields) => {
-      run.events.emit(String(type), place(), JSON.parse(String(fields)) as Record<string, Json>);
+    event: (type, fields, turn) => {
+      run.events.emit(String(type), { ...place(), turn: Number(turn) }, JSON.parse(String(fields)) as Record<string, Json>);
+    },
+    catalog: (id) => catalogLeaf(run, id),
+    pack_id_problem: (text) => {
+      const parsed = parsePackId(String(text));
+      return parsed.ok ? null : parsed.reason;
+    },
+    role: (name) => resolveRole(run, name === null ? null : String(name)),
+    set_default_role: (name) => {
+      const [role, problem] = resolveRole(run, String(name));
+      if (role === null) return problem;
+      run.defaultRole = role;
+      return null;
+    },
+    reply_done: (text) => {
+      run.replies[spec.section.name] = String(text);
+      run.lastReply = String(text);
+    },
+    prelude: (index) => {
+      const preludes = run.catalog.preludes;
+      if (index === 0) return preludes.length;
+      const prelude = preludes[Number(index) - 1]!;
+      return [prelude.packId, prelude.source];
     },
     untrusted: (text) => wrapUntrusted(String(text), run.seed.nonce),
     fact: (name) => {
-      if (name === 'round') return 0;
       if (name === 'replies') return JSON.stringify(run.replies);
+      if (name === 'system') return run.prompt.h1.prose;
       return null;
     },
     seed: () => run.seed.vmSeed(vmIndex),
   };
   for (const [name, leaf] of Object.entries(leaves)) vm.setGlobal(`__rv_${name}`, leaf);
+  vm.setUserdataFactory('__rv_newuserdata');
 }
 
 function chunkName(file: string): string {
@@ -178,6 +212,10 @@ async function performEffect(run: RunContext, spec: EntrySpec, op: string, paylo
   const payload = JSON.parse(payloadText) as Record<string, Json>;
   const request = toRequest(op, payload);
   if ('problem' in request) return { ok: false, error: { kind: 'lua', message: request.problem } };
+  return performRequest(run, spec, request);
+}
+
+async function performRequest(run: RunContext, spec: EntrySpec, request: EffectRequest): Promise<EffectAnswer> {
   try {
     return await run.effects.perform(spec.chain, request, spec.section.name, run.runId);
   } catch (error) {
@@ -205,13 +243,77 @@ function toRequest(op: string, payload: Record<string, Json>): EffectRequest | {
       return checkPath(op, String(payload.prefix), true) ?? { op, prefix: String(payload.prefix) };
     case 'sys.now':
       return { op };
+    case 'model.round':
+      return { op, role: String(payload.role), request: payload };
     default:
       return { problem: `unknown effect ${op}` };
   }
 }
 
-function answerText(_run: RunContext, op: string, value: Json): string {
-  if (op === 'store.list') return JSON.stringify(value);
-  if (typeof value === 'string') return value;
-  return JSON.stringify(value);
+/** The values an effect's answer resumes the Lua thread with. */
+function toLua(op: string, answer: EffectAnswer): LuaScalar[] {
+  if (!answer.ok) return [false, answer.error.kind, answer.error.message];
+  const value = answer.value;
+  if (op === 'model.round') {
+    const checked = checkReply(value);
+    return typeof checked === 'string' ? [false, 'model', checked] : [true, JSON.stringify(checked)];
+  }
+  if (op === 'store.list') return [true, JSON.stringify(value)];
+  return [true, typeof value === 'string' ? value : JSON.stringify(value)];
+}
+
+interface ToolPayload {
+  tool: string;
+  name: string;
+  args_json: string;
+  caller: 'script' | 'model';
+  call_id: string | null;
+}
+
+/** A tool-call batch: the calls start together, in call order, and answer in call order. */
+async function performBatch(run: RunContext, spec: EntrySpec, payloadsText: string): Promise<string> {
+  const payloads = JSON.parse(payloadsText) as ToolPayload[];
+  const answers = await Promise.all(
+    payloads.map((payload) =>
+      performRequest(run, spec, {
+        op: 'tool.call',
+        tool: payload.tool,
+        name: payload.name,
+        args: JSON.parse(payload.args_json) as Json,
+        origin: { execution: run.runId, section: spec.section.name, caller: payload.caller },
+        call_id: payload.call_id,
+      }),
+    ),
+  );
+  return JSON.stringify(answers.map((answer) => (answer.ok && typeof answer.value !== 'string' ? { ok: true, value: JSON.stringify(answer.value) } : answer)));
+}
+
+function catalogLeaf(run: RunContext, id: LuaScalar): string {
+  if (id === null) {
+    const { packs, unavailable, tools } = run.catalog;
+    return JSON.stringify({
+      packs: packs.map((pack) => ({ id: pack.id, declared: pack.declared })),
+      unavailable,
+      tools: tools.map((tool) => ({ id: tool.id, description: tool.description, pack: tool.pack, wire: tool.wire, output: tool.output, trusted: tool.trusted })),
+    });
+  }
+  const key = String(id);
+  if (key.startsWith('builtin:')) {
+    const builtin = TASK_BUILTIN_TOOLS.find((tool) => tool.name === key.slice('builtin:'.length))!;
+    return JSON.stringify(builtin);
+  }
+  return JSON.stringify(run.catalog.tools.find((tool) => tool.id === key)?.parameters ?? null);
+}
+
+function resolveRole(run: RunContext, name: string | null): [string, string] | [null, string] {
+  const models = run.prompt.frontmatter.models;
+  const declared = Object.keys(models);
+  if (name !== null) {
+    const config = models[name];
+    if (!config) return [null, `no model role ${JSON.stringify(name)} is declared under models:; declared roles: ${formatNameList(declared)}`];
+    return [name, canonicalJson(config as Json)];
+  }
+  const chosen = run.defaultRole ?? declared[0] ?? null;
+  if (chosen === null) return ['default', '{}'];
+  return [chosen, canonicalJson(models[chosen] as Json)];
 }

@@ -129,6 +129,19 @@ export class LuaVm {
     lua.lua_setglobal(address, name);
   }
 
+  /**
+   * Sets a global to a function that returns a fresh, empty full userdata: Lua itself cannot
+   * make one, and Tool, Pack and model objects must be userdata.
+   */
+  setUserdataFactory(name: string): void {
+    const lua = this.platform.lua;
+    const factory = (thread: WasmoonThread) => {
+      lua.lua_newuserdatauv(thread.address, 0, 0);
+      return new LuaRawResult(1);
+    };
+    this.engine.global.set(name, decorateFunction(factory, { receiveThread: true }));
+  }
+
   /** Loads a runtime chunk (as bytecode) and runs it to completion with the given arguments. */
   runChunk(chunk: RuntimeChunk, args: LuaScalar[] = []): LuaScalar[] {
     const { pointer, size } = this.platform.bytecode(chunk);
@@ -208,6 +221,8 @@ function wrapLeaf(leaf: LuaLeaf) {
     const scalars = args.map((arg) =>
       typeof arg === 'string' || typeof arg === 'number' || typeof arg === 'boolean' ? arg : null,
     );
+    // Missing trailing arguments arrive as null, as Lua's nil would.
+    while (scalars.length < leaf.length) scalars.push(null);
     const result = leaf(...scalars);
     if (result === undefined) return new LuaRawResult(0);
     const values = Array.isArray(result) ? result : [result];

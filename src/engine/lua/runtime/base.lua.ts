@@ -11,7 +11,8 @@ export const BASE_LUA = String.raw`
 local R = {}
 local leaves = {}
 for _, name in ipairs({ 'tick', 'var_get', 'var_set', 'var_len', 'var_keys', 'var_json',
-    'entry', 'block', 'find_section', 'prose', 'event', 'untrusted', 'fact', 'seed' }) do
+    'entry', 'block', 'find_section', 'prose', 'event', 'untrusted', 'fact', 'seed',
+    'catalog', 'pack_id_problem', 'role', 'set_default_role', 'reply_done', 'newuserdata', 'prelude' }) do
   leaves[name] = _G['__rv_' .. name]
   _G['__rv_' .. name] = nil
 end
@@ -96,6 +97,11 @@ hook = function()
     error(R.STOP, 0)
   end
 end
+--- True once the run is stopping (cancelled or out of budget).
+function R.stopping()
+  return tick(0)
+end
+
 --- Puts the instruction-budget hook on a coroutine (hooks are per thread in Lua).
 function R.watch(co)
   sethook(co, hook, '', HOOK_EVERY)
@@ -106,9 +112,19 @@ end
 local raw_yield = R.raw.yield
 --- Performs an effect through the Harness; returns its answer text or raises its error.
 function R.effect(op, payload)
+  if R.loading_prelude and op:sub(1, 6) ~= 'store.' then
+    R.raise('lua', 'tools.call cannot run while a prelude loads')
+  end
   local ok, a, b = raw_yield(R.MARK, 'effect', op, payload)
   if ok then return a end
   R.raise(a, b)
+end
+
+--- Performs several effects at once (a tool-call batch); returns their answers in order.
+function R.effects(payloads)
+  if R.loading_prelude then R.raise('lua', 'tools.call cannot run while a prelude loads') end
+  local answers = raw_yield(R.MARK, 'batch', R.json.try_encode(payloads))
+  return R.json.decode(answers)
 end
 
 --- Asks the driver for an Engine operation (call, jump); returns whatever it answers.
@@ -117,9 +133,9 @@ function R.request(op, ...)
 end
 
 --- Records a run event with a JSON object of fields.
-function R.event(event_type, fields)
+function R.event(event_type, fields, turn)
   local text = R.json.try_encode(fields or {}) or '{}'
-  leaves.event(event_type, text)
+  leaves.event(event_type, text, turn or R.round or 0)
 end
 
 --- Text of a value by the scalar return rule; raises for a value with no text form.

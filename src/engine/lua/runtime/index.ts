@@ -4,6 +4,9 @@
 import type { RuntimeChunk } from '../vm.ts';
 import { BASE_LUA } from './base.lua.ts';
 import { JSON_LUA } from './json.lua.ts';
+import { MODELS_LUA } from './models.lua.ts';
+import { PRELUDE_LUA } from './prelude.lua.ts';
+import { TOOLS_LUA } from './tools.lua.ts';
 import { MAIN_LUA } from './main.lua.ts';
 import { SANDBOX_LUA } from './sandbox.lua.ts';
 import { STATE_LUA } from './state.lua.ts';
@@ -17,8 +20,17 @@ export interface RuntimeExtension {
 
 const module = (source: string, args: string) => `(function(...)\n${source}\nend)(${args})`;
 
-/** The runtime chunk, with extensions (tools, models, ...) appended in order. */
+/** The Engine's own modules that extend every section's environment, in install order. */
+const ENGINE_MODULES: RuntimeExtension[] = [
+  { name: 'tools', source: TOOLS_LUA },
+  { name: 'models', source: MODELS_LUA },
+  { name: 'prelude', source: PRELUDE_LUA },
+];
+
+/** The runtime chunk, with further extensions appended after the Engine's own modules. */
 export function runtimeChunk(extensions: RuntimeExtension[] = []): RuntimeChunk {
+  const name = ['runvil', ...extensions.map((extension) => extension.name)].join('+');
+  extensions = [...ENGINE_MODULES, ...extensions];
   const parts = [
     `local R = ${module(BASE_LUA, '')}`,
     `R.json = ${module(JSON_LUA, 'R')}`,
@@ -30,6 +42,6 @@ export function runtimeChunk(extensions: RuntimeExtension[] = []): RuntimeChunk 
     ...extensions.map((extension) => `extensions[#extensions + 1] = ${module(extension.source, '')}`),
     module(MAIN_LUA, 'R, sandbox, state, walk, extensions'),
   ];
-  const name = ['runvil', ...extensions.map((extension) => extension.name)].join('+');
-  return { name, source: parts.join('\n') };
+  // Semicolons: a line that starts with '(' would otherwise call the previous line's value.
+  return { name, source: parts.join(';\n') };
 }

@@ -32,9 +32,9 @@ local facts = json.decode(facts_text)
 env.sys = state.sys(facts)
 walk.install(env, entry)
 
-R.model_step = function()
-  R.raise('Model', 'this section is a model step (prose with no Lua block after it), and model steps need the models global, which this Engine build lacks')
-end
+env.argv = json.decode(run_args_text)
+env.prompt = state.sealed('prompt', { name = facts.prompt_name, title = facts.prompt_title, description = facts.prompt_description })
+env.ui = state.ui()
 
 for _, extend in ipairs(extensions) do extend(R, env) end
 
@@ -50,7 +50,10 @@ end
 function __rv_main()
   main_thread = R.raw.running()
   R.watch(main_thread)
-  local ok, outcome, value = xpcall(walk.run_entry, on_error, env, entry)
+  local ok, outcome, value = xpcall(function()
+    R.install_preludes()
+    return walk.run_entry(env, entry)
+  end, on_error)
   if ok then return outcome, value end
   if outcome == R.STOP then return 'stop' end
   local err_kind, message = R.describe_error(outcome)

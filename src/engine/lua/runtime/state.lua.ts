@@ -152,7 +152,7 @@ end
 function M.sys(facts)
   local live = setmetatable({}, {
     __index = function(_, k)
-      if k == 'round' then return L.fact('round') end
+      if k == 'round' then return R.round end
       if k == 'replies' then return json.decode(L.fact('replies')) end
       return nil
     end,
@@ -167,6 +167,19 @@ function M.log(...)
   local parts = {}
   for i = 1, n do parts[i] = tostring((select(i, ...))) end
   R.event('log', { message = table_concat(parts, '\t') })
+end
+
+--- The ui global: what a run shows its operator without asking anything.
+function M.ui()
+  local ui = {}
+  local function text_of(fname, text)
+    if type(text) == 'number' then text = R.scalar_text(text) end
+    if type(text) ~= 'string' then R.raise('lua', fname .. ' takes text, got ' .. R.typename(text)) end
+    return text
+  end
+  function ui.say(text) R.event('ui_message', { text = text_of('ui.say', text) }) end
+  function ui.status(text) R.event('ui_status', { text = text_of('ui.status', text) }) end
+  return M.sealed('ui', ui)
 end
 
 function M.untrusted(text)

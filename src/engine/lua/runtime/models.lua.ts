@@ -1,0 +1,260 @@
+/**
+ * Conversations: the `messages` records, the `models` global, and models.loop with its
+ * scope gate, tool-call batches, local tools and task built-ins ("How the model's tool
+ * calls run", "Tool errors").
+ */
+export const MODELS_LUA = String.raw`
+return function(R, env)
+local L = R.leaves
+local json = R.json
+local type, ipairs, select, tostring = type, ipairs, select, tostring
+local table_concat = table.concat
+local quote = json.encode_string
+
+R.round = 0
+
+-- messages -----------------------------------------------------------------------------------
+
+local messages = setmetatable({}, { __index = {} })
+local methods = getmetatable(messages).__index
+for _, role in ipairs({ 'user', 'system', 'assistant' }) do
+  methods[role] = function(self, text)
+    if type(text) == 'number' then text = R.scalar_text(text) end
+    if type(text) ~= 'string' then R.raise('lua', 'messages:' .. role .. ' takes text, got ' .. R.typename(text)) end
+    self[#self + 1] = { role = role, content = text }
+  end
+end
+env.messages = messages
+
+-- Rounds -------------------------------------------------------------------------------------
+
+local function resolve_role(name)
+  local role, config_or_problem = L.role(name)
+  if not role then R.raise('lua', config_or_problem) end
+  return role, config_or_problem
+end
+
+local function encode_messages(list)
+  local out = {}
+  local system = L.fact('system')
+  if system ~= '' then out[1] = { role = 'system', content = system } end
+  for i = 1, #list do out[#out + 1] = list[i] end
+  local text, err = json.try_encode(out, 'messages')
+  if not text then R.raise('lua', 'the messages cannot be sent: ' .. err) end
+  return text
+end
+
+local function tools_json(rendered)
+  if rendered == nil or rendered.empty then return 'null' end
+  local parts = {}
+  for i, entry in ipairs(rendered.list) do
+    if entry.builtin then
+      parts[i] = L.catalog('builtin:' .. entry.name)
+    else
+      parts[i] = '{"name":' .. quote(entry.name) .. ',"description":' .. quote(entry.description) .. ',"parameters":' .. entry.parameters_json .. '}'
+    end
+  end
+  return '[' .. table_concat(parts, ',') .. ']'
+end
+
+--- One model round: sends the request as an effect, returns the decoded reply.
+local function model_round(role, config_json, list, rendered)
+  R.round = R.round + 1
+  local payload = '{"role":' .. quote(role) .. ',"config":' .. config_json .. ',"messages":' .. encode_messages(list) .. ',"tools":' .. tools_json(rendered) .. '}'
+  local reply = json.decode(R.effect('model.round', payload))
+  R.event('model_turn_completed', { role = role, content = reply.content, tool_calls = #reply.tool_calls, usage = reply.usage })
+  return reply, R.round
+end
+
+local function infer(role, config_json, text)
+  if type(text) == 'number' then text = R.scalar_text(text) end
+  if type(text) ~= 'string' then R.raise('lua', 'models.infer takes text, got ' .. R.typename(text)) end
+  local reply = model_round(role, config_json, { { role = 'user', content = text } }, nil)
+  return reply.content
+end
+
+-- Running the calls of one reply -------------------------------------------------------------
+
+local function builtin_result(call, turn)
+  local text
+  if call.name == 'task' then
+    local args = json.decode(call.arguments_json)
+    local target = type(args.target) == 'string' and args.target:match('^%s*(.-)%s*$') or ''
+    local allow = R.scope.allow
+    local allowed = allow == true
+    if type(allow) == 'table' then
+      for _, t in ipairs(allow) do if t == target then allowed = true end end
+    end
+    if not allowed then
+      text = 'task: target ' .. '\96' .. target .. '\96' .. ' is not allowed; allowed targets: ' .. R.name_list(allow)
+    else
+      text = 'task: starting tasks is not available in this Runvil build'
+    end
+  else
+    text = call.name .. ': tasks are not available in this Runvil build'
+  end
+  R.event('tool_call_succeeded', { alias = call.name, tool_call_id = call.id }, turn)
+  R.event('tool_result', { alias = call.name, tool_call_id = call.id, content = text, trusted = true }, turn)
+  return text
+end
+
+local function run_batch(calls, from, to, rendered, turn, results)
+  local payloads, tools_of = {}, {}
+  for i = from, to do
+    local call = calls[i]
+    local t = R.catalog().by_id[rendered.by_name[call.name].tool]
+    tools_of[i] = t
+    R.count_call(t.id)
+    payloads[#payloads + 1] = R.tool_payload(t, call.name, call.arguments_json, 'model', call.id)
+  end
+  local answers = R.effects(payloads)
+  for i = from, to do
+    local t, call, answer = tools_of[i], calls[i], answers[i - from + 1]
+    if answer.ok then
+      results[i] = R.tool_text(t, answer.value)
+      R.event('tool_call_succeeded', { alias = call.name, tool = t.id, tool_call_id = call.id }, turn)
+      R.event('tool_result', { alias = call.name, tool = t.id, tool_call_id = call.id, content = results[i], trusted = t.trusted }, turn)
+    else
+      -- A bound tool's failure goes back to the model as untrusted text, whatever its trust.
+      results[i] = L.untrusted(answer.error.message)
+      R.event('tool_call_failed', { alias = call.name, tool = t.id, tool_call_id = call.id, error = answer.error.message }, turn)
+      R.event('tool_result', { alias = call.name, tool = t.id, tool_call_id = call.id, content = results[i], trusted = false }, turn)
+    end
+  end
+end
+
+local function run_calls(calls, rendered, turn)
+  local results = {}
+  local i, n = 1, #calls
+  while i <= n do
+    local entry = rendered.by_name[calls[i].name]
+    if entry.builtin then
+      results[i] = builtin_result(calls[i], turn)
+      i = i + 1
+    elseif entry.alias then
+      results[i] = R.run_local(R.scope.local_by_alias[entry.alias], calls[i].arguments_json, calls[i].id, turn)
+      i = i + 1
+    else
+      -- Catalog calls run together until a call that must run alone.
+      local j = i
+      while j + 1 <= n do
+        local nxt = rendered.by_name[calls[j + 1].name]
+        if nxt.builtin or nxt.alias then break end
+        j = j + 1
+      end
+      run_batch(calls, i, j, rendered, turn, results)
+      i = j + 1
+    end
+  end
+  return results
+end
+
+local function gate(calls, rendered, turn)
+  for _, call in ipairs(calls) do
+    if not rendered.by_name[call.name] then
+      local names = {}
+      for i, entry in ipairs(rendered.list) do names[i] = entry.name end
+      local message = 'tool ' .. quote(call.name) .. " is not in this section's scope; in-scope aliases: " .. R.name_list(names)
+      if R.catalog().by_wire[call.name] then message = message .. ' (a catalog tool that was not offered in this section)' end
+      R.event('tool_call_failed', { alias = call.name, tool_call_id = call.id, error = message }, turn)
+      R.raise('out_of_scope_tool', message, { name = call.name })
+    end
+  end
+end
+
+local function loop(role, config_json)
+  if R.handler_depth > 0 then
+    R.raise('lua', 'models.loop is unavailable inside a local tool handler; a handler can ask a side question with models.infer')
+  end
+  local cap = json.decode(config_json).round_cap or 32
+  local rounds = 0
+  while true do
+    if #messages == 0 then R.raise('lua', 'models.loop: messages is empty; add a message with messages:user(text) first') end
+    local rendered = R.render_tools()
+    if rounds >= cap then
+      R.raise('tool', 'models.loop reached its round cap of ' .. cap .. ' rounds without a final reply')
+    end
+    rounds = rounds + 1
+    local reply, turn = model_round(role, config_json, messages, rendered)
+    local calls = reply.tool_calls
+    if #calls == 0 then
+      messages[#messages + 1] = { role = 'assistant', content = reply.content }
+      return reply.content
+    end
+    local listed = {}
+    for i, call in ipairs(calls) do
+      local entry = rendered.by_name[call.name]
+      listed[i] = { id = call.id, name = call.name, arguments = json.decode(call.arguments_json), tool = entry and entry.tool or nil }
+    end
+    R.event('assistant_tool_calls', { calls = listed }, turn)
+    gate(calls, rendered, turn)
+    local results = run_calls(calls, rendered, turn)
+    local record_calls = {}
+    for i, call in ipairs(calls) do
+      record_calls[i] = { id = call.id, name = call.name, arguments = json.decode(call.arguments_json) }
+    end
+    messages[#messages + 1] = { role = 'assistant', content = reply.content, tool_calls = record_calls }
+    for i, call in ipairs(calls) do
+      messages[#messages + 1] = { role = 'tool', content = results[i], tool_call_id = call.id }
+    end
+  end
+end
+
+-- The models global ---------------------------------------------------------------------------
+
+local current_role = nil
+local models = {}
+
+local function role_arg(fname, role)
+  if type(role) ~= 'string' then R.raise('lua', fname .. ' takes a role label, got ' .. R.typename(role)) end
+  return role
+end
+
+function models.use(role)
+  resolve_role(role_arg('models.use', role))
+  current_role = role
+end
+
+function models.default(role)
+  local problem = L.set_default_role(role_arg('models.default', role))
+  if problem then R.raise('lua', problem) end
+end
+
+function models.infer(text)
+  local role, config = resolve_role(current_role)
+  return infer(role, config, text)
+end
+
+function models.loop()
+  local role, config = resolve_role(current_role)
+  return loop(role, config)
+end
+
+local handles = {}
+local HandleMT = {
+  __name = 'runvil.model',
+  __index = {
+    infer = function(self, text) local h = handles[self]; return infer(h.role, h.config, text) end,
+    loop = function(self) local h = handles[self]; return loop(h.role, h.config) end,
+  },
+  __newindex = function(_, k) R.raise('lua', 'model handles are frozen: cannot assign field ' .. quote(tostring(k))) end,
+  __metatable = 'model',
+}
+function models.get(role)
+  local name, config = resolve_role(role_arg('models.get', role))
+  local handle = L.newuserdata()
+  R.raw.setmetatable_any(handle, HandleMT)
+  handles[handle] = { role = name, config = config }
+  return handle
+end
+
+env.models = models
+
+--- A model step: the section's prose as a user message, then the loop.
+R.model_step = function(e)
+  messages:user(e.prose)
+  local reply = models.loop()
+  L.reply_done(reply)
+end
+end
+`;

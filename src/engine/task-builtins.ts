@@ -1,0 +1,35 @@
+/**
+ * The task built-ins as a model round advertises them ("Letting the model start tasks").
+ */
+import type { Json } from '../prompt/types.ts';
+
+/** Each built-in's wire definition, in the order a round lists them. */
+export const TASK_BUILTIN_TOOLS: { name: string; description: string; parameters: Json }[] = [
+  {
+    name: 'task',
+    description: 'Start a task that runs a section of this prompt; answers with the task id.',
+    parameters: {
+      type: 'object',
+      properties: {
+        target: { type: 'string', description: 'The heading of the section to run, such as "## Research".' },
+        input: { description: 'Input for the task, any JSON value.' },
+      },
+      required: ['target'],
+    },
+  },
+  {
+    name: 'task_cancel',
+    description: 'Cancel a running task.',
+    parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+  },
+  {
+    name: 'task_status',
+    description: 'Report the status of a task.',
+    parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+  },
+  {
+    name: 'await_tasks',
+    description: 'Wait for tasks to finish and return their results.',
+    parameters: { type: 'object', properties: { ids: { type: 'array', items: { type: 'string' } } } },
+  },
+];

@@ -1,0 +1,108 @@
+/**
+ * Preparing a run's catalog: which Packs the run holds, which tools it can offer, and the
+ * requirements notice when a declared Pack cannot serve ("The tool catalog and extra Packs",
+ * "What declaring a Pack does").
+ */
+import { parseToolId, wireName, isValidWireName } from '../prompt/name-grammar.ts';
+import type { Json, Prompt } from '../prompt/types.ts';
+import type { Pack, ServiceDirectory } from './pack.ts';
+import { TASK_BUILTINS, type CatalogTool, type RunCatalog } from '../engine/catalog.ts';
+
+/** The outcome of preparing a run: its catalog, or the requirements notice. */
+export type Prepared = { ok: true; catalog: RunCatalog; packs: Map<string, Pack> } | { ok: false; notice: string };
+
+/** Prepares a run of prompt with the Host's Packs and services. */
+export function prepareCatalog(prompt: Prompt, registry: readonly Pack[], services: ServiceDirectory): Prepared {
+  const byFqName = new Map(registry.map((pack) => [pack.manifest.fqName, pack]));
+  const declared = prompt.frontmatter.uses;
+  const declaredIds = new Set(declared.map((entry) => entry.packId));
+  const problems: string[] = [];
+  const chosen = new Map<string, Pack>();
+
+  for (const entry of declared) {
+    const pack = byFqName.get(entry.fqName);
+    if (!pack) {
+      problems.push(missingLine(entry.text, entry.vendor, entry.packId, entry.fqName, registry));
+      continue;
+    }
+    const reason = unavailability(pack, services);
+    if (reason) problems.push(reason.line(entry.packId));
+    else chosen.set(entry.packId, pack);
+  }
+  if (problems.length > 0) return { ok: false, notice: ['the environment cannot satisfy this prompt:', ...problems].join('\n') };
+
+  const unavailable: { id: string; reason: string }[] = [];
+  for (const pack of registry) {
+    const [vendor, id] = pack.manifest.fqName.split('/') as [string, string];
+    if (vendor !== 'runvil' || declaredIds.has(id)) continue;
+    const reason = unavailability(pack, services);
+    if (reason) unavailable.push({ id, reason: reason.text });
+    else chosen.set(id, pack);
+  }
+
+  const log: string[] = [];
+  const tools = collectTools(chosen, log);
+  const packs = [...chosen.entries()]
+    .map(([id, pack]) => ({ id, fqName: pack.manifest.fqName, description: pack.manifest.description, declared: declaredIds.has(id) }))
+    .sort((a, b) => compare(a.id, b.id));
+  const preludes = declared.flatMap((entry) => {
+    const source = chosen.get(entry.packId)?.manifest.prelude;
+    return source === undefined ? [] : [{ packId: entry.packId, source }];
+  });
+  return { ok: true, catalog: { packs, unavailable: unavailable.sort((a, b) => compare(a.id, b.id)), tools, preludes, log }, packs: chosen };
+}
+
+function missingLine(text: string, vendor: string, packId: string, fqName: string, registry: readonly Pack[]): string {
+  if (text.includes('/')) return `- ${packId} is unavailable: ${fqName} is not installed`;
+  const others = registry.map((pack) => pack.manifest.fqName).filter((name) => name.endsWith(`/${packId}`) && name !== fqName);
+  if (others.length > 0) {
+    return `- ${packId} is unavailable: ${packId} means ${vendor}/${packId}, which is not installed; write ${others.sort()[0]} to use that Pack`;
+  }
+  return `- missing required Pack: ${packId}`;
+}
+
+function unavailability(pack: Pack, services: ServiceDirectory): { text: string; line: (id: string) => string } | null {
+  for (const service of pack.manifest.services ?? []) {
+    if (services.get(service) === undefined) {
+      return {
+        text: `${pack.manifest.fqName.split('/')[1]} needs ${service}, and this host provides none`,
+        line: (id) => `- ${id} needs ${service}, and the environment provides none`,
+      };
+    }
+  }
+  const reason = pack.unavailableReason?.(services) ?? null;
+  return reason === null ? null : { text: reason, line: (id) => `- ${id} is unavailable: ${reason}` };
+}
+
+function collectTools(chosen: Map<string, Pack>, log: string[]): CatalogTool[] {
+  const all: CatalogTool[] = [];
+  for (const [id, pack] of chosen) {
+    for (const tool of pack.manifest.tools) {
+      const parsed = parseToolId(tool.id);
+      if (!parsed.ok || parsed.packId !== id) {
+        log.push(`Pack ${pack.manifest.fqName}: tool id ${JSON.stringify(tool.id)}: a Pack's tool id escapes its Pack id; dropped`);
+        continue;
+      }
+      all.push({ ...tool, pack: id, wire: null });
+    }
+  }
+  all.sort((a, b) => compare(a.id, b.id));
+  const taken = new Set<string>();
+  for (const tool of all) {
+    const wire = wireName(tool.id);
+    const reserved = (TASK_BUILTINS as readonly string[]).includes(wire);
+    if (reserved || !isValidWireName(wire) || !isJsonObject(tool.parameters) || taken.has(wire)) continue;
+    taken.add(wire);
+    tool.wire = wire;
+  }
+  return all;
+}
+
+function isJsonObject(value: Json): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Bytewise comparison, the order of canonical ids. */
+export function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,91 @@
+/**
+ * The Harness: performs every effect the Engine asks for, with the run's store, its Packs,
+ * its operator and its models.
+ */
+import type { Json, ModelConfig } from '../prompt/types.ts';
+import { answered, failed, type EffectAnswer, type EffectRequest, type Harness } from '../engine/effects.ts';
+import type { ModelProvider, ModelRequest } from '../models/provider.ts';
+import type { Operator } from './operator.ts';
+import type { Pack, ServiceDirectory } from './pack.ts';
+import type { RunStore } from './run-store.ts';
+
+/** Chooses the provider for a role's model config; a string is why there is none. */
+export interface ModelDirectory {
+  provider(config: ModelConfig, role: string): ModelProvider | string;
+}
+
+/** What one run's Harness works with. */
+export interface HarnessOptions {
+  runId: string;
+  store: RunStore;
+  /** The run's Packs by Pack id (from prepareCatalog). */
+  packs: Map<string, Pack>;
+  services: ServiceDirectory;
+  operator: Operator;
+  models: ModelDirectory;
+  clock?: () => number;
+  signal?: AbortSignal;
+}
+
+/** Builds the Harness of one run. */
+export function createHarness(options: HarnessOptions): Harness {
+  const { store } = options;
+  return {
+    async perform(request: EffectRequest): Promise<EffectAnswer> {
+      switch (request.op) {
+        case 'store.read': {
+          const text = await store.read(request.path);
+          return text === null ? failed('store', `store.read: no file at ${request.path}`) : answered(text);
+        }
+        case 'store.write':
+          await store.write(request.path, request.text);
+          return answered(null);
+        case 'store.append':
+          await store.append(request.path, request.text);
+          return answered(null);
+        case 'store.list':
+          return answered(await store.list(request.prefix));
+        case 'store.delete':
+          return answered(await store.delete(request.path));
+        case 'sys.now':
+          return answered((options.clock ?? Date.now)());
+        case 'tool.call':
+          return callTool(options, request.tool, request.args);
+        case 'model.round':
+          return modelRound(options, request.role, request.request);
+      }
+    },
+  };
+}
+
+async function callTool(options: HarnessOptions, tool: string, args: Json): Promise<EffectAnswer> {
+  const pack = options.packs.get(tool.split('/')[0]!);
+  if (!pack) return failed('tool', `${tool}: no Pack serves this tool in this run`);
+  const context = {
+    runId: options.runId,
+    store: options.store,
+    operator: options.operator,
+    services: options.services,
+    ...(options.signal ? { signal: options.signal } : {}),
+  };
+  try {
+    const outcome = await pack.call(tool, (args ?? {}) as { [key: string]: Json }, context);
+    return outcome.ok ? answered(outcome.output) : failed('tool', outcome.message);
+  } catch (error) {
+    // A Pack bug must not leak its stack to the model: the model-safe text names the tool only.
+    return failed('tool', `${tool}: the tool failed unexpectedly`);
+  }
+}
+
+async function modelRound(options: HarnessOptions, role: string, request: Json): Promise<EffectAnswer> {
+  const round = request as unknown as ModelRequest;
+  const provider = options.models.provider(round.config, role);
+  if (typeof provider === 'string') return failed('model', provider);
+  const outcome = await provider.round(round, options.signal);
+  return outcome.ok ? answered(outcome.reply as unknown as Json) : failed('model', outcome.message);
+}
+
+/** A service directory over a plain record. */
+export function servicesOf(record: Record<string, unknown> = {}): ServiceDirectory {
+  return { get: <T>(name: string) => record[name] as T | undefined };
+}

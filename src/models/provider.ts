@@ -1,0 +1,50 @@
+/**
+ * Model providers behind one interface: the scripted provider of tests, and the real
+ * OpenAI-compatible, Anthropic and Workers AI providers.
+ */
+import type { Json, ModelConfig } from '../prompt/types.ts';
+
+/** One record of a conversation. */
+export interface MessageRecord {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+}
+
+/** A tool call the model asks for. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: Json;
+}
+
+/** A tool as a model round advertises it. */
+export interface WireTool {
+  name: string;
+  description: string;
+  parameters: Json;
+}
+
+/** One model round. `tools` is null when the round advertises no tools at all. */
+export interface ModelRequest {
+  role: string;
+  config: ModelConfig;
+  messages: MessageRecord[];
+  tools: WireTool[] | null;
+}
+
+/** A model's reply: text, tool calls, or both; usage when the provider reports it. */
+export interface ModelReply {
+  content: string;
+  tool_calls: ToolCall[];
+  usage?: { input_tokens: number; output_tokens: number };
+}
+
+/** A round's outcome: a reply, or a Model-kind failure. */
+export type ModelOutcome = { ok: true; reply: ModelReply } | { ok: false; message: string };
+
+/** Talks to one kind of model. */
+export interface ModelProvider {
+  round(request: ModelRequest, signal?: AbortSignal): Promise<ModelOutcome>;
+}
