@@ -25,6 +25,11 @@ export const DEFAULT_LIMITS: RunLimits = {
 export class StopSwitch {
   private used = 0;
   private reason: RunError | null = null;
+  private announce: (error: RunError) => void = () => {};
+  /** Settles when the run must stop, so a wait on an effect can end early. */
+  readonly whenStopped: Promise<RunError> = new Promise((resolve) => {
+    this.announce = resolve;
+  });
 
   constructor(private readonly limits: RunLimits, signal?: AbortSignal) {
     signal?.addEventListener('abort', () => this.cancel(String(signal.reason ?? 'the run was cancelled')));
@@ -35,17 +40,17 @@ export class StopSwitch {
   spend(count: number): boolean {
     this.used += count;
     if (!this.reason && this.used > this.limits.instructions) {
-      this.reason = {
+      this.fail({
         kind: 'Limit',
         message: `the run used its instruction budget of ${this.limits.instructions.toLocaleString('en-US')} Lua instructions (an endless loop?)`,
-      };
+      });
     }
     return this.reason !== null;
   }
 
   /** Asks the run to stop as cancelled at its next effect or instruction check. */
   cancel(why: string): void {
-    this.reason ??= { kind: 'Cancelled', message: `the run was cancelled: ${why}` };
+    this.fail({ kind: 'Cancelled', message: `the run was cancelled: ${why}` });
   }
 
   /** Stops the run with a Limit error (a cap other than instructions). */
@@ -55,7 +60,9 @@ export class StopSwitch {
 
   /** Stops the run with the given error, unless it is already stopping. */
   fail(error: RunError): void {
-    this.reason ??= error;
+    if (this.reason) return;
+    this.reason = error;
+    this.announce(error);
   }
 
   /** Why the run must stop, or null. */

@@ -43,8 +43,10 @@ local function ordered_keys(t)
   return ordered, n
 end
 
+local raw_getmetatable = raw.getmetatable_any
 function M.pairs(t)
-  local mt = getmetatable(t)
+  -- The raw metatable: sealed and var tables lock theirs with __metatable but keep __pairs.
+  local mt = raw_getmetatable(t)
   if type(mt) == 'table' and mt.__pairs then
     local f, s, c = mt.__pairs(t)
     return f, s, c

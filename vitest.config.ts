@@ -1,0 +1,11 @@
+/**
+ * The Node test run (`vitest run`). The suites under test/worker/ run inside workerd
+ * instead, with vitest.workers.config.ts (`npm run test:workers`).
+ */
+import { configDefaults, defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    exclude: [...configDefaults.exclude, 'test/worker/**'],
+  },
+});
