@@ -199,7 +199,12 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec): void {
     },
     seed: () => run.seed.vmSeed(vmIndex),
   };
-  for (const [name, leaf] of Object.entries(leaves)) vm.setGlobal(`__rv_${name}`, leaf);
+  vm.setGlobal('__rv_dispatch', (name, ...args) => {
+    const leaf = leaves[String(name)]!;
+    // Missing trailing arguments arrive as null, as Lua's nil would.
+    while (args.length < leaf.length) args.push(null);
+    return leaf(...args);
+  });
   vm.setUserdataFactory('__rv_newuserdata');
 }
 

@@ -10,12 +10,17 @@
 export const BASE_LUA = String.raw`
 local R = {}
 local leaves = {}
+-- One JS dispatcher serves every leaf: installing a single JS function per VM is far
+-- cheaper than installing one per leaf.
+local dispatch = __rv_dispatch
+__rv_dispatch = nil
 for _, name in ipairs({ 'tick', 'var_get', 'var_set', 'var_len', 'var_keys', 'var_json',
     'entry', 'block', 'find_section', 'prose', 'event', 'untrusted', 'fact', 'seed',
-    'catalog', 'pack_id_problem', 'role', 'set_default_role', 'reply_done', 'newuserdata', 'prelude' }) do
-  leaves[name] = _G['__rv_' .. name]
-  _G['__rv_' .. name] = nil
+    'catalog', 'pack_id_problem', 'role', 'set_default_role', 'reply_done', 'prelude' }) do
+  leaves[name] = function(...) return dispatch(name, ...) end
 end
+leaves.newuserdata = __rv_newuserdata
+__rv_newuserdata = nil
 R.leaves = leaves
 R.null = __rv_null
 __rv_null = nil

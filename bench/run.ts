@@ -1,0 +1,144 @@
+/**
+ * Runvil's benchmarks. Every figure is measured beside a baseline in the same run:
+ *  - B1: parse + run a 20-section pure-Lua prompt, as a ratio to 20 bare VM creations
+ *    (target: at most 2x), and the memory one run takes (target: within 24 MiB);
+ *  - W1/W2/W3: the peers' tool-loop and resume workloads (../shared/bench-peers/README.md),
+ *    to put beside the Vercel AI SDK and LangGraph numbers measured there.
+ * Run with `npm run bench` (BENCH_SCALE=0.1 for a quick pass).
+ */
+import wasmoon from 'wasmoon';
+import { parsePrompt } from '../src/prompt/parse.ts';
+import { LuaPlatform } from '../src/engine/lua/vm.ts';
+import { runPrompt } from '../src/engine/run.ts';
+import type { JournalEntry } from '../src/engine/journal.ts';
+import { createHarness, servicesOf } from '../src/host/harness.ts';
+import { runOnHost, type HostConfig } from '../src/host/host.ts';
+import { MemoryRunStore } from '../src/host/run-store.ts';
+import type { Operator } from '../src/host/operator.ts';
+import type { Pack } from '../src/host/pack.ts';
+import type { ModelProvider, ModelRequest } from '../src/models/provider.ts';
+
+const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
+const n = (count: number) => Math.max(3, Math.round(count * scale));
+
+async function sample(name: string, iterations: number, op: () => Promise<void>): Promise<number> {
+  for (let i = 0; i < Math.max(2, iterations / 10); i++) await op();
+  const times: number[] = [];
+  for (let i = 0; i < iterations; i++) {
+    const start = process.hrtime.bigint();
+    await op();
+    times.push(Number(process.hrtime.bigint() - start) / 1000);
+  }
+  times.sort((a, b) => a - b);
+  const median = times[Math.floor(times.length / 2)]!;
+  const p90 = times[Math.min(times.length - 1, Math.ceil(times.length * 0.9) - 1)]!;
+  console.log(`${name.padEnd(40)} n=${String(iterations).padStart(5)}  median ${median.toFixed(1).padStart(9)} us  p90 ${p90.toFixed(1).padStart(9)} us`);
+  return median;
+}
+
+const platform = await LuaPlatform.create(new wasmoon.LuaFactory());
+const results: Record<string, number | string> = {};
+
+// B1: a 20-section pure-Lua prompt against 20 bare VMs ----------------------------------------
+const sections = Array.from({ length: 20 }, (_, i) =>
+  `## Step ${i + 1}\n\n\`\`\`lua\nvar.total = (var.total or 0) + ${i + 1}\nlocal parts = {}\nfor j = 1, 10 do parts[j] = tostring(j * ${i + 1}) end\nvar.last = table.concat(parts, ',')\n${i === 19 ? "return 'total ' .. var.total" : ''}\n\`\`\`\n`,
+).join('\n');
+const source = `---\nname: bench\ndescription: Twenty pure-Lua sections.\nrunvil: 0\n---\n\n# Bench\n\n${sections}`;
+const harness = createHarness({
+  runId: 'bench', store: new MemoryRunStore(), packs: new Map(), services: servicesOf(),
+  operator: { ask: async () => ({ ok: false, message: 'no operator' }) },
+  models: { provider: () => 'no model' },
+});
+const runTwenty = async () => {
+  const parsed = parsePrompt(source, 'bench.md');
+  if (!parsed.ok) throw new Error('bench prompt does not parse');
+  const outcome = await runPrompt({ prompt: parsed.prompt, platform, harness });
+  if (outcome.status !== 'completed' || outcome.result !== 'total 210') throw new Error(`bench run: ${JSON.stringify(outcome)}`);
+};
+const bareTwenty = async () => {
+  for (let i = 0; i < 20; i++) (await platform.newVm()).close();
+};
+const iterations = n(200);
+const bare = await sample('B1 baseline: 20 bare VM creations', iterations, bareTwenty);
+const twenty = await sample('B1 parse + run 20-section Lua prompt', iterations, runTwenty);
+const ratio = twenty / bare;
+console.log(`B1 ratio run / bare VMs: ${ratio.toFixed(2)}x (target <= 2x): ${ratio <= 2 ? 'within target' : 'OVER TARGET'}`);
+results.b1_ratio = +ratio.toFixed(2);
+
+// Memory of one run: the wasm heap (every VM of the isolate shares it) and the JS heap.
+const heapBefore = platform.lua.module.HEAPU8.length;
+globalThis.gc?.();
+const jsBefore = process.memoryUsage().heapUsed;
+let peakJs = 0;
+for (let i = 0; i < 5; i++) {
+  await runTwenty();
+  peakJs = Math.max(peakJs, process.memoryUsage().heapUsed - jsBefore);
+}
+const wasmHeap = platform.lua.module.HEAPU8.length;
+const mib = (bytes: number) => (bytes / 1048576).toFixed(1);
+console.log(`B1 memory: wasm heap ${mib(wasmHeap)} MiB (grew ${mib(wasmHeap - heapBefore)} MiB), JS heap growth during runs ${mib(Math.max(0, peakJs))} MiB; one run within 24 MiB: ${wasmHeap + Math.max(0, peakJs) <= 24 * 1048576 ? 'yes' : 'NO'}`);
+results.b1_wasm_heap_mib = +mib(wasmHeap);
+
+// W1/W2/W3: the peers' workloads ----------------------------------------------------------------
+const grabPack: Pack = {
+  manifest: {
+    fqName: 'bench/grab', description: 'In-process grab tool',
+    tools: [{ id: 'grab/grab', description: 'Grab a value', parameters: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] }, output: 'plain', trusted: true }],
+  },
+  call: async (_tool, args) => ({ ok: true, output: `grabbed ${String(args.value)}` }),
+};
+/** The peers' scripted model: K grab calls (one per reply), then an ask, or "done". */
+const scriptedModel = (k: number, askAfter: boolean): ModelProvider => ({
+  async round(request: ModelRequest) {
+    const r = request.messages.filter((m) => m.role === 'tool').length;
+    if (r < k) return { ok: true, reply: { content: '', tool_calls: [{ id: `call_${r + 1}`, name: 'grab_grab', arguments: { value: 'x' } }], usage: { input_tokens: 10, output_tokens: 5 } } };
+    if (askAfter && r === k) return { ok: true, reply: { content: '', tool_calls: [{ id: `call_${r + 1}`, name: 'user-input_ask', arguments: { question: 'Favourite colour?' } }] } };
+    return { ok: true, reply: { content: 'done', tool_calls: [] } };
+  },
+});
+const loopPrompt = (uses: string) => {
+  const parsed = parsePrompt(`---\nname: loop\ndescription: Tool loop.\nrunvil: 0\nuses: [${uses}]\nmodels:\n  writer: { round_cap: 500 }\n---\n\n# Loop\n\n## Only\n\n\`\`\`lua\nmodels.use('writer')\ntools.offer(tools.required())\nmessages:user('Grab x.')\nreturn models.loop()\n\`\`\`\n`, 'loop.md');
+  if (!parsed.ok) throw new Error('loop prompt');
+  return parsed.prompt;
+};
+const answering = (answer: string): Operator => ({ ask: async () => ({ ok: true, text: answer }) });
+const userInput: Pack = {
+  manifest: { fqName: 'runvil/user-input', description: 'Ask the operator', tools: [{ id: 'user-input/ask', description: 'Ask', parameters: { type: 'object', properties: { question: { type: 'string' } } }, output: 'plain', trusted: true }] },
+  call: async (_tool, args, context) => {
+    const answer = await context.operator.ask({ question: String(args.question ?? '') });
+    return answer.ok ? { ok: true, output: answer.text } : { ok: false, message: answer.message };
+  },
+};
+const host = (k: number, ask: boolean, operator: Operator): HostConfig => ({
+  packs: [grabPack, userInput], operator, models: { provider: () => scriptedModel(k, ask) },
+});
+
+for (const [name, k] of [['W1 one tool round', 1], ['W2 ten tool rounds', 10]] as const) {
+  const target = loopPrompt('bench/grab');
+  const config = host(k, false, answering('unused'));
+  const op = async () => {
+    const outcome = await runOnHost(platform, config, { prompt: target });
+    if (outcome.status !== 'completed' || outcome.result !== 'done') throw new Error(`${name}: ${outcome.status}`);
+  };
+  results[name] = await sample(`${name} (durable journal)`, n(k === 1 ? 300 : 100), op);
+}
+
+for (const k of [0, 10, 100]) {
+  const target = loopPrompt('bench/grab, user-input');
+  // Untimed: run to the ask and keep the journal, as a Durable Object would when it suspends.
+  let journal: JournalEntry[] = [];
+  const controller = new AbortController();
+  const waiting: Operator = { ask: () => { controller.abort('suspended'); return new Promise(() => {}); } };
+  const suspended = await runOnHost(platform, host(k, true, waiting), { prompt: target, signal: controller.signal, onJournal: (entry) => void journal.push(entry) });
+  if (suspended.status !== 'failed') throw new Error('W3 did not suspend');
+  journal = suspended.journal;
+  // Timed: resume by replaying the journal, the ask answered "blue".
+  const resume = async () => {
+    const outcome = await runOnHost(platform, host(k, true, answering('blue')), { prompt: target, journal });
+    if (outcome.status !== 'completed') throw new Error(`W3 resume: ${outcome.error.kind}: ${outcome.error.message}`);
+  };
+  results[`W3 N=${k}`] = await sample(`W3 resume after interrupt, N=${k}`, n(k === 100 ? 20 : 100), resume);
+}
+
+console.log(`peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
+console.log(`RESULT ${JSON.stringify(results)}`);
