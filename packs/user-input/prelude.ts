@@ -1,0 +1,16 @@
+/**
+ * The prelude of runvil/user-input, as the Tools chapter prints it ("Pack preludes"). It is
+ * the text of `prelude.lua` beside this file, held as a string so that no bundler needs a
+ * loader for `.lua` files; a test keeps the two identical.
+ */
+
+/** The Lua source of the user-input prelude: defines `input.ask()`. */
+export const USER_INPUT_PRELUDE = `local pack = ...
+input = {}
+function input.ask(...)
+  if select('#', ...) > 0 then
+    error("input.ask takes no arguments", 2)
+  end
+  return tools.call(pack .. "/ask")
+end
+`;

@@ -1,0 +1,97 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { USER_INPUT_MANIFEST, USER_INPUT_PRELUDE, userInputPack } from '../../packs/user-input/index.ts';
+import { OPERATOR_WINDOW_CLOSED, ScriptedOperator, type Operator } from '../../src/host/operator.ts';
+import { toolContext } from './helpers.ts';
+
+const ask = (args: Record<string, string | number>, operator: Operator) =>
+  userInputPack().call('user-input/ask', args, toolContext({ operator }));
+
+describe('user-input/ask', () => {
+  it("answers the operator's text", async () => {
+    expect(await ask({}, new ScriptedOperator(['hi']))).toEqual({ ok: true, output: 'hi' });
+  });
+
+  it('takes the answers in order, one per ask', async () => {
+    const operator = new ScriptedOperator(['one', 'two']);
+    expect(await ask({}, operator)).toEqual({ ok: true, output: 'one' });
+    expect(await ask({}, operator)).toEqual({ ok: true, output: 'two' });
+  });
+
+  it("fails with the operator's model-safe message once the operator's window closed", async () => {
+    const operator = new ScriptedOperator(['only']);
+    await ask({}, operator);
+    expect(await ask({}, operator)).toEqual({ ok: false, message: "the operator's window closed" });
+    expect(OPERATOR_WINDOW_CLOSED).toBe("the operator's window closed");
+  });
+
+  it('hands the question to the operator, and asks with no question when the call has none', async () => {
+    const seen: unknown[] = [];
+    const operator: Operator = {
+      async ask(context) {
+        seen.push(context);
+        return { ok: true, text: 'ok' };
+      },
+    };
+    await ask({ question: 'Which topic?' }, operator);
+    await ask({}, operator);
+    expect(seen).toEqual([{ question: 'Which topic?' }, {}]);
+  });
+
+  it('refuses a question that is not a string without asking', async () => {
+    const operator = new ScriptedOperator(['unused']);
+    expect(await ask({ question: 42 }, operator)).toEqual({ ok: false, message: 'user-input_ask: question must be a string' });
+    expect(await ask({}, operator)).toEqual({ ok: true, output: 'unused' });
+  });
+
+  it('refuses a tool id it does not have', async () => {
+    expect(await userInputPack().call('user-input/tell', {}, toolContext())).toEqual({
+      ok: false,
+      message: 'user-input/tell: runvil/user-input has no such tool',
+    });
+  });
+});
+
+describe('the runvil/user-input manifest', () => {
+  it('offers one trusted plain tool whose question is optional', () => {
+    expect(USER_INPUT_MANIFEST.fqName).toBe('runvil/user-input');
+    expect(USER_INPUT_MANIFEST.tools).toEqual([
+      {
+        id: 'user-input/ask',
+        description: 'Ask the operator a question and wait for the answer.',
+        parameters: {
+          type: 'object',
+          properties: { question: { type: 'string', description: expect.any(String) } },
+        },
+        output: 'plain',
+        trusted: true,
+      },
+    ]);
+  });
+
+  it('needs no service', () => {
+    expect(USER_INPUT_MANIFEST.services).toBeUndefined();
+    expect(userInputPack().unavailableReason).toBeUndefined();
+  });
+
+  it('ships the prelude exactly as the chapter prints it', () => {
+    expect(USER_INPUT_MANIFEST.prelude).toBe(USER_INPUT_PRELUDE);
+    expect(USER_INPUT_PRELUDE).toBe(
+      [
+        'local pack = ...',
+        'input = {}',
+        'function input.ask(...)',
+        "  if select('#', ...) > 0 then",
+        '    error("input.ask takes no arguments", 2)',
+        '  end',
+        '  return tools.call(pack .. "/ask")',
+        'end',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('keeps prelude.lua and the prelude constant identical', () => {
+    expect(readFileSync(new URL('../../packs/user-input/prelude.lua', import.meta.url), 'utf8')).toBe(USER_INPUT_PRELUDE);
+  });
+});
