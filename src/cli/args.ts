@@ -1,0 +1,179 @@
+/**
+ * The command line's grammar: which command, which options, which files. A mistake here is
+ * a usage error (exit status 2) that names what was wrong.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+/** Where a usage mistake is: a file, and a line and column in it when known. */
+export interface UsagePlace {
+  file: string;
+  line?: number;
+  column?: number;
+}
+
+/** A mistake in how runvil was invoked, or in a file it was pointed at; exits with status 2. */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    /** Where the mistake is, printed before the message as `file:line:column: `. */
+    readonly where?: UsagePlace,
+    /** Further mistakes found with this one (every problem of one file, say). */
+    readonly more: UsageError[] = [],
+  ) {
+    super(message);
+    this.name = 'UsageError';
+  }
+
+  /** One error for every problem found in `file`. */
+  static inFile(file: string, problems: readonly { message: string; line?: number; column?: number }[]): UsageError {
+    const [first, ...rest] = problems.map((p) => new UsageError(p.message, { file, ...place(p) }));
+    if (!first) throw new Error('UsageError.inFile needs at least one problem');
+    return new UsageError(first.message, first.where, rest);
+  }
+}
+
+function place(problem: { line?: number; column?: number }): { line?: number; column?: number } {
+  return {
+    ...(problem.line !== undefined ? { line: problem.line } : {}),
+    ...(problem.column !== undefined ? { column: problem.column } : {}),
+  };
+}
+
+/** Options of `runvil run`. */
+export interface RunCommand {
+  command: 'run';
+  file: string;
+  args: { key: string; value: string }[];
+  script?: string;
+  seed?: string;
+  json: boolean;
+  events: boolean;
+  verbose: boolean;
+  answers: string[];
+  maxInstructions?: number;
+}
+
+/** Options of `runvil check`. */
+export interface CheckCommand {
+  command: 'check';
+  files: string[];
+}
+
+/** Options of `runvil test`. */
+export interface TestCommand {
+  command: 'test';
+  paths: string[];
+}
+
+/** `runvil help [COMMAND]`, `runvil --help`, `runvil COMMAND --help`. */
+export interface HelpCommand {
+  command: 'help';
+  topic?: string;
+}
+
+/** A parsed command line. */
+export type Command = RunCommand | CheckCommand | TestCommand | HelpCommand;
+
+/** The commands runvil knows. */
+export const COMMANDS = ['run', 'check', 'test', 'help'] as const;
+
+const RUN_OPTIONS = {
+  arg: { type: 'string', multiple: true },
+  script: { type: 'string' },
+  seed: { type: 'string' },
+  json: { type: 'boolean' },
+  events: { type: 'boolean' },
+  verbose: { type: 'boolean' },
+  answer: { type: 'string', multiple: true },
+  'max-instructions': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options'];
+
+const HELP_ONLY = { help: { type: 'boolean', short: 'h' } } as const satisfies ParseArgsConfig['options'];
+
+/** Parses argv (without `node` and the script) into a command, or throws a UsageError. */
+export function parseCommandLine(argv: readonly string[]): Command {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === '--help' || first === '-h') return { command: 'help' };
+  if (first === 'help') {
+    const topic = rest[0];
+    if (topic !== undefined && !(COMMANDS as readonly string[]).includes(topic)) throw unknownCommand(topic);
+    return topic === undefined ? { command: 'help' } : { command: 'help', topic };
+  }
+  if (first.startsWith('-')) throw new UsageError(`unknown option ${first} (a command comes first: run, check or test)`);
+  switch (first) {
+    case 'run':
+      return parseRun(rest);
+    case 'check': {
+      const { values, positionals } = parse(rest, HELP_ONLY, 'check');
+      if (values.help) return { command: 'help', topic: 'check' };
+      if (positionals.length === 0) throw new UsageError('runvil check needs at least one prompt file');
+      return { command: 'check', files: positionals };
+    }
+    case 'test': {
+      const { values, positionals } = parse(rest, HELP_ONLY, 'test');
+      if (values.help) return { command: 'help', topic: 'test' };
+      return { command: 'test', paths: positionals.length > 0 ? positionals : ['.'] };
+    }
+    default:
+      throw unknownCommand(first);
+  }
+}
+
+function parseRun(argv: string[]): Command {
+  const { values, positionals } = parse(argv, RUN_OPTIONS, 'run');
+  if (values.help) return { command: 'help', topic: 'run' };
+  if (positionals.length === 0) throw new UsageError('runvil run needs a prompt file: runvil run PROMPT.md');
+  if (positionals.length > 1) throw new UsageError(`runvil run takes one prompt file, got ${positionals.length}: ${positionals.join(' ')}`);
+  const command: RunCommand = {
+    command: 'run',
+    file: positionals[0]!,
+    args: (values.arg ?? []).map(splitArg),
+    json: values.json ?? false,
+    events: values.events ?? false,
+    verbose: values.verbose ?? false,
+    answers: values.answer ?? [],
+  };
+  if (values.script !== undefined) command.script = values.script;
+  if (values.seed !== undefined) command.seed = values.seed;
+  const max = values['max-instructions'];
+  if (max !== undefined) {
+    if (!/^[1-9][0-9]*$/.test(max) || !Number.isSafeInteger(Number(max))) {
+      throw new UsageError(`--max-instructions takes a positive whole number, got ${JSON.stringify(max)}`);
+    }
+    command.maxInstructions = Number(max);
+  }
+  return command;
+}
+
+function splitArg(text: string): { key: string; value: string } {
+  const at = text.indexOf('=');
+  if (at <= 0) throw new UsageError(`--arg takes key=value, got ${JSON.stringify(text)}`);
+  return { key: text.slice(0, at), value: text.slice(at + 1) };
+}
+
+function parse<O extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: O, command: string) {
+  try {
+    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError(describeParseError(error, command));
+  }
+}
+
+/** Rewrites node:util's parseArgs errors into one short line. */
+function describeParseError(error: unknown, command: string): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: string }).code;
+  const option = /'(-[^' ]+)/.exec(message)?.[1] ?? '';
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option ${option} for runvil ${command}`;
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    if (message.includes('argument missing')) return `option ${option} needs a value`;
+    if (message.includes('ambiguous')) return `option ${option} needs a value; for one that starts with a dash write ${option}=VALUE`;
+    return `option ${option} takes no value`;
+  }
+  return message;
+}
+
+function unknownCommand(name: string): UsageError {
+  return new UsageError(`unknown command ${JSON.stringify(name)}; the commands are run, check and test`);
+}

@@ -1,0 +1,60 @@
+/**
+ * The command line's help texts: `runvil --help`, `runvil help COMMAND`, `runvil COMMAND --help`.
+ */
+
+const OVERVIEW = `runvil: run prompt programs (Markdown prompts with Lua, tools and models)
+
+Usage:
+  runvil run PROMPT.md [options]     run a prompt and print its result
+  runvil check PROMPT.md...          parse prompts and compile their Lua; report every error
+  runvil test [PATHS...]             run every *.test.yaml under the paths (default .)
+  runvil help [COMMAND]              show this help, or a command's
+
+Exit status: 0 ok; 1 a run, check or test failed; 2 a usage error (unknown command or
+option, missing file, bad --arg, a test file that does not fit the format).
+`;
+
+const RUN = `Usage: runvil run PROMPT.md [options]
+
+Runs the prompt and prints its result on standard output (exit 0); a failed run prints
+error[Kind]: message on standard error (exit 1).
+
+Options:
+  --arg KEY=VALUE         a run argument, typed by the prompt's args: declaration (repeatable)
+  --script FILE           run on the fixture Host with a scripted model: FILE holds the
+                          host, model, answers and seed keys of a test file
+  --seed S                the run seed (default: random; "0" or the script's seed with --script)
+  --answer TEXT           an operator answer, used in order before asking the terminal (repeatable)
+  --json                  print one JSON object {status, result, error, events} instead
+  --events                stream each event to standard error as a JSON line as it happens
+  --max-instructions N    the run's Lua instruction budget
+  --verbose               print the Lua traceback of a failed run
+  -h, --help              show this help
+`;
+
+const CHECK = `Usage: runvil check PROMPT.md...
+
+Parses every file and compiles its Lua blocks and {{ }} expressions. Prints each error as
+file:line:column: error[Kind]: message and "ok: FILE" for each good file. Exit 1 on any error.
+`;
+
+const TEST = `Usage: runvil test [PATHS...]
+
+Runs every *.test.yaml file under the paths (default: the current directory; node_modules
+and hidden directories are skipped), one line per test (ok or FAIL), then N passed, N failed.
+Exit 1 when any test failed, 2 when a test file does not fit the format.
+`;
+
+/** The help text of a command, or the overview. */
+export function helpText(topic?: string): string {
+  switch (topic) {
+    case 'run':
+      return RUN;
+    case 'check':
+      return CHECK;
+    case 'test':
+      return TEST;
+    default:
+      return OVERVIEW;
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * What a command talks to: its output streams, its input and its environment. The real
+ * process in `bin/runvil.mjs`; a recording double in tests.
+ */
+import type { Readable } from 'node:stream';
+
+/** A command's view of the process. */
+export interface CliIo {
+  /** Writes to standard output (the run result, reports). */
+  out(text: string): void;
+  /** Writes to standard error (errors, events, the operator's prompts). */
+  err(text: string): void;
+  /** Standard input, read by the operator at a terminal. */
+  stdin: Readable;
+  /** True when standard input is a terminal a person can type into. */
+  stdinIsTerminal: boolean;
+  env: Record<string, string | undefined>;
+}
+
+/** The io of the running process. */
+export function processIo(): CliIo {
+  return {
+    out: (text) => void process.stdout.write(text),
+    err: (text) => void process.stderr.write(text),
+    stdin: process.stdin,
+    stdinIsTerminal: process.stdin.isTTY === true,
+    env: process.env,
+  };
+}

@@ -1,0 +1,83 @@
+/**
+ * `runvil run PROMPT.md`: parses the prompt, checks its arguments, runs it on the local Host
+ * (or on the fixture Host with `--script FILE`) and prints the result, or the error.
+ */
+import { randomUUID } from 'node:crypto';
+import { fixtureHost } from '../host/fixture-host.ts';
+import type { HostConfig } from '../host/host.ts';
+import { runOnHost } from '../host/host.ts';
+import type { RunOutcome } from '../engine/run.ts';
+import { parsePrompt } from '../prompt/index.ts';
+import { UsageError, type RunCommand } from './args.ts';
+import type { CliIo } from './io.ts';
+import { localHost } from './local-host.ts';
+import { cliPlatform } from './platform.ts';
+import { argsFromCommandLine } from './prompt-args.ts';
+import { formatError, readUserFile } from './prompt-file.ts';
+import { parseScriptFile, type Fixture } from './test-file.ts';
+import { commandLineOperator } from './terminal-operator.ts';
+
+/** Runs `runvil run`; answers the exit status (0 completed, 1 failed). */
+export async function runCommand(command: RunCommand, io: CliIo): Promise<number> {
+  const text = await readUserFile(command.file, 'prompt file');
+  const fixture = command.script === undefined ? undefined : await readScript(command.script);
+  const parsed = parsePrompt(text, command.file);
+  if (!parsed.ok) {
+    for (const error of parsed.errors) io.err(`${formatError(error)}\n`);
+    const first = parsed.errors[0]!;
+    if (command.json) printJson(io, { status: 'failed', error: { kind: first.kind, message: first.message }, events: [] });
+    return 1;
+  }
+  const prompt = parsed.prompt;
+  const args = argsFromCommandLine(prompt.frontmatter.args, command.args);
+  if (!args.ok) throw new UsageError(args.message, { file: command.file });
+
+  const operator = commandLineOperator([...(fixture?.answers ?? []), ...command.answers], io);
+  const host: HostConfig = fixture
+    ? { ...fixtureHost(fixture.host, [], fixture.model), operator }
+    : localHost(io.env, operator);
+  // A real run gets a fresh seed, so its untrusted-input nonce cannot be guessed; a scripted one is repeatable.
+  const seed = command.seed ?? fixture?.seed ?? (fixture ? '0' : randomUUID());
+
+  const outcome = await runOnHost(await cliPlatform(), host, {
+    prompt,
+    args: args.args,
+    seed,
+    onEvent: (event) => {
+      operator.heard(event);
+      if (command.events) io.err(`${JSON.stringify(event)}\n`);
+    },
+    ...(command.maxInstructions !== undefined ? { limits: { instructions: command.maxInstructions } } : {}),
+  }).finally(() => operator.close());
+  report(outcome, command, io);
+  return outcome.status === 'completed' ? 0 : 1;
+}
+
+async function readScript(file: string): Promise<Fixture> {
+  const parsed = parseScriptFile(await readUserFile(file, 'script file'));
+  if (!parsed.ok) throw UsageError.inFile(file, parsed.problems);
+  return parsed.value;
+}
+
+function report(outcome: RunOutcome, command: RunCommand, io: CliIo): void {
+  if (command.json) {
+    printJson(
+      io,
+      outcome.status === 'completed'
+        ? { status: outcome.status, result: outcome.result, events: outcome.events }
+        : { status: outcome.status, error: { kind: outcome.error.kind, message: outcome.error.message }, events: outcome.events },
+    );
+  } else if (outcome.status === 'completed') {
+    io.out(outcome.result.endsWith('\n') ? outcome.result : `${outcome.result}\n`);
+  }
+  if (outcome.status === 'failed') {
+    if (!command.json) io.err(`${formatError(outcome.error)}\n`);
+    if (command.verbose && outcome.error.traceback) io.err(`${outcome.error.traceback}\n`);
+  }
+}
+
+/** The `--json` object: always all four keys, `null` for the one that does not apply. */
+function printJson(io: CliIo, value: { status: string; result?: string; error?: { kind: string; message: string }; events: unknown[] }): void {
+  const { status, result = null, error = null, events } = value;
+  io.out(`${JSON.stringify({ status, result, error, events })}\n`);
+}

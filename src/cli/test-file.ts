@@ -1,0 +1,245 @@
+/**
+ * The prompt test file format (DESIGN.md, "Prompt test files") and the `--script` file of
+ * `runvil run`, which holds the same `host`, `model`, `answers` and `seed` keys. A file
+ * that does not fit the format (an unknown key at any level, a value of the wrong kind, a
+ * missing prompt) is a usage error with the line and column of each problem.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { basename, dirname, relative, resolve } from 'node:path';
+import type { FixtureHostSpec } from '../host/fixture-host.ts';
+import type { FixturePackSpec } from '../host/fixture-pack.ts';
+import type { ScriptedReply } from '../models/scripted.ts';
+import type { Json } from '../prompt/types.ts';
+import { parseShaped, pathText, type Shape, type ShapeProblem } from './yaml-shape.ts';
+
+/** What a test expects; every expectation given must hold. */
+export interface Expectation {
+  result?: string;
+  result_contains?: string;
+  result_matches?: string;
+  error?: { kind?: string; message?: string; contains?: string };
+  events?: string[];
+}
+
+/** The fixture side of a run: the Host, the scripted model, the operator's answers, the seed. */
+export interface Fixture {
+  host: FixtureHostSpec;
+  model: ScriptedReply[];
+  answers: string[];
+  seed?: string;
+}
+
+/** One prompt test, read and checked. */
+export interface PromptTest extends Fixture {
+  /** The test file's path, as found. */
+  file: string;
+  /** The prompt's text and the name its messages use. */
+  prompt: { text: string; name: string };
+  args: { [name: string]: Json };
+  /** The place of a key in the test file, for messages about it. */
+  place(path: (string | number)[]): { line: number; column: number };
+  expect: Expectation;
+}
+
+/** A file that does not fit its format: every problem, each with its place. */
+export type FormatOutcome<T> = { ok: true; value: T } | { ok: false; problems: ShapeProblem[] };
+
+const TEXT: Shape = { kind: 'text' };
+const BOOLEAN: Shape = { kind: 'boolean' };
+const ANY: Shape = { kind: 'any' };
+const texts = (label: string): Shape => ({ kind: 'list', items: TEXT, label });
+const textMap = (label: string): Shape => ({ kind: 'map', values: TEXT, label });
+
+const TOOL: Shape = {
+  kind: 'record',
+  fields: { name: TEXT, description: TEXT, parameters: ANY, output: TEXT, trusted: BOOLEAN, returns: TEXT, fails: TEXT },
+};
+const PACK: Shape = { kind: 'record', fields: { prelude: TEXT, tools: { kind: 'list', items: TOOL, label: 'a list of tools' } } };
+const WEB: Shape = {
+  kind: 'either',
+  label: 'false, or a map with pages, search or unavailable',
+  options: [
+    BOOLEAN,
+    {
+      kind: 'record',
+      fields: { pages: textMap('a map of url to page text'), search: textMap('a map of query to results text'), unavailable: TEXT },
+    },
+  ],
+};
+const HOST: Shape = {
+  kind: 'record',
+  fields: { web: WEB, 'user-input': BOOLEAN, packs: { kind: 'map', values: PACK, label: 'a map of Pack name to Pack' } },
+};
+const TOOL_CALL: Shape = { kind: 'record', fields: { id: TEXT, name: TEXT, arguments: ANY } };
+const REPLY: Shape = { kind: 'record', fields: { content: TEXT, tool_calls: { kind: 'list', items: TOOL_CALL, label: 'a list of tool calls' } } };
+const MODEL: Shape = { kind: 'list', items: REPLY, label: 'a list of scripted replies' };
+const EXPECT: Shape = {
+  kind: 'record',
+  fields: {
+    result: TEXT,
+    result_contains: TEXT,
+    result_matches: TEXT,
+    error: { kind: 'record', fields: { kind: TEXT, message: TEXT, contains: TEXT } },
+    events: texts('a list of event types'),
+  },
+};
+const FIXTURE_FIELDS = { host: HOST, model: MODEL, answers: texts('a list of answers'), seed: TEXT };
+const TEST_FILE: Shape = {
+  kind: 'record',
+  fields: { prompt: TEXT, source: TEXT, args: { kind: 'map', values: ANY, label: 'a map of arg name to value' }, ...FIXTURE_FIELDS, expect: EXPECT },
+};
+const SCRIPT_FILE: Shape = { kind: 'record', fields: FIXTURE_FIELDS };
+
+interface RawFixture {
+  host?: {
+    web?: boolean | { pages?: Record<string, unknown>; search?: Record<string, unknown>; unavailable?: unknown };
+    'user-input'?: boolean;
+    packs?: Record<string, { prelude?: unknown; tools?: Record<string, unknown>[] }>;
+  };
+  model?: { content?: unknown; tool_calls?: { id?: unknown; name?: unknown; arguments?: Json }[] }[];
+  answers?: unknown[];
+  seed?: unknown;
+}
+
+interface RawTest extends RawFixture {
+  prompt?: unknown;
+  source?: unknown;
+  args?: { [name: string]: Json };
+  expect?: Record<string, unknown>;
+}
+
+/** Reads a `--script` file of `runvil run`. */
+export function parseScriptFile(text: string): FormatOutcome<Fixture> {
+  const parsed = parseShaped(text, SCRIPT_FILE, 'the script file');
+  if (!parsed.ok) return parsed;
+  const problems: ShapeProblem[] = [];
+  const fixture = readFixture(parsed.value as RawFixture, (path, message) => problems.push({ message, ...parsed.place(path) }));
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, value: fixture };
+}
+
+/** Reads and checks one test file; `file` is its path as found. */
+export async function loadTestFile(file: string): Promise<FormatOutcome<PromptTest>> {
+  const parsed = parseShaped(await readFile(file, 'utf8'), TEST_FILE, 'the test file');
+  if (!parsed.ok) return parsed;
+  const raw = parsed.value as RawTest;
+  const problems: ShapeProblem[] = [];
+  const problem = (path: (string | number)[], message: string) => problems.push({ message, ...parsed.place(path) });
+  const fixture = readFixture(raw, problem);
+
+  let prompt: PromptTest['prompt'] | undefined;
+  if (raw.prompt !== undefined && raw.source !== undefined) {
+    problem(['source'], 'a test has `prompt:` (a prompt file) or `source:` (its text), not both');
+  } else if (raw.source !== undefined) {
+    prompt = { text: String(raw.source), name: basename(file) };
+  } else if (raw.prompt !== undefined) {
+    const path = resolve(dirname(file), String(raw.prompt));
+    const info = await stat(path).catch(() => null);
+    if (!info?.isFile()) problem(['prompt'], `the prompt file ${String(raw.prompt)} does not exist (looked for ${path})`);
+    // The prompt is named relative to the test file, so its messages do not depend on where runvil runs.
+    else prompt = { text: await readFile(path, 'utf8'), name: relative(dirname(resolve(file)), path) };
+  } else {
+    problems.push({ message: 'a test needs `prompt:` (the prompt file) or `source:` (the prompt text)', line: 1, column: 1 });
+  }
+
+  const expect = readExpect(raw.expect, problem);
+  if (raw.expect === undefined) problems.push({ message: 'a test needs `expect:` with at least one expectation', line: 1, column: 1 });
+  if (problems.length > 0 || !prompt) return { ok: false, problems: problems.sort((a, b) => a.line - b.line || a.column - b.column) };
+  return { ok: true, value: { ...fixture, file, prompt, args: raw.args ?? {}, place: parsed.place, expect } };
+}
+
+type Report = (path: (string | number)[], message: string) => void;
+
+function readFixture(raw: RawFixture, problem: Report): Fixture {
+  const fixture: Fixture = {
+    host: readHost(raw.host ?? {}, problem),
+    model: (raw.model ?? []).map((reply, index) => readReply(reply, index, problem)),
+    answers: (raw.answers ?? []).map(String),
+  };
+  if (raw.seed !== undefined) fixture.seed = String(raw.seed);
+  return fixture;
+}
+
+function readHost(raw: NonNullable<RawFixture['host']>, problem: Report): FixtureHostSpec {
+  const host: FixtureHostSpec = {};
+  const web = raw.web;
+  if (web === false) host.web = false;
+  else if (typeof web === 'object') {
+    if (web.unavailable !== undefined) host.web = { unavailable: String(web.unavailable) };
+    else host.web = { pages: textRecord(web.pages), search: textRecord(web.search) };
+    if (web.unavailable !== undefined && (web.pages !== undefined || web.search !== undefined)) {
+      problem(['host', 'web', 'unavailable'], 'an unavailable `host.web` serves no pages or search results; remove one or the other');
+    }
+  }
+  if (raw['user-input'] === false) host['user-input'] = false;
+  const packs: Record<string, FixturePackSpec> = {};
+  for (const [name, pack] of Object.entries(raw.packs ?? {})) {
+    const at = ['host', 'packs', name];
+    if (!/^[^/\s]+\/[^/\s]+$/.test(name)) problem(at, `\`${pathText(at)}\`: a Pack is named by its fully qualified name, such as acme/stats`);
+    const spec: FixturePackSpec = { tools: (pack?.tools ?? []).map((tool, index) => readTool(tool, [...at, 'tools', index], problem)) };
+    if (pack?.prelude !== undefined) spec.prelude = String(pack.prelude);
+    packs[name] = spec;
+  }
+  if (Object.keys(packs).length > 0) host.packs = packs;
+  return host;
+}
+
+function readTool(raw: Record<string, unknown>, at: (string | number)[], problem: Report): NonNullable<FixturePackSpec['tools']>[number] {
+  if (raw.name === undefined) problem(at, `\`${pathText(at)}\` needs a \`name\``);
+  if (raw.output !== undefined && raw.output !== 'plain' && raw.output !== 'structured') {
+    problem([...at, 'output'], `\`${pathText([...at, 'output'])}\` must be plain or structured`);
+  }
+  if (raw.returns !== undefined && raw.fails !== undefined) {
+    problem([...at, 'fails'], `\`${pathText(at)}\` either \`returns\` its output or \`fails\`, not both`);
+  }
+  const tool: NonNullable<FixturePackSpec['tools']>[number] = { name: String(raw.name ?? '') };
+  if (raw.description !== undefined) tool.description = String(raw.description);
+  if (raw.parameters !== undefined) tool.parameters = raw.parameters as Json;
+  if (raw.output === 'plain' || raw.output === 'structured') tool.output = raw.output;
+  if (typeof raw.trusted === 'boolean') tool.trusted = raw.trusted;
+  if (raw.returns !== undefined) tool.returns = String(raw.returns);
+  if (raw.fails !== undefined) tool.fails = String(raw.fails);
+  return tool;
+}
+
+function readReply(raw: NonNullable<RawFixture['model']>[number], index: number, problem: Report): ScriptedReply {
+  const reply: ScriptedReply = {};
+  if (raw.content !== undefined) reply.content = String(raw.content);
+  if (raw.tool_calls !== undefined) {
+    reply.tool_calls = raw.tool_calls.map((call, n) => {
+      const at = ['model', index, 'tool_calls', n];
+      if (call.id === undefined || call.name === undefined) problem(at, `\`${pathText(at)}\` needs an \`id\` and a \`name\``);
+      return { id: String(call.id ?? ''), name: String(call.name ?? ''), ...(call.arguments !== undefined ? { arguments: call.arguments } : {}) };
+    });
+  }
+  return reply;
+}
+
+function readExpect(raw: Record<string, unknown> | undefined, problem: Report): Expectation {
+  const expect: Expectation = {};
+  if (!raw) return expect;
+  for (const key of ['result', 'result_contains', 'result_matches'] as const) {
+    if (raw[key] !== undefined) expect[key] = String(raw[key]);
+  }
+  if (expect.result_matches !== undefined) {
+    try {
+      new RegExp(expect.result_matches);
+    } catch (error) {
+      problem(['expect', 'result_matches'], `\`expect.result_matches\` is not a regular expression: ${(error as Error).message}`);
+    }
+  }
+  if (raw.error !== undefined) {
+    const error = raw.error as Record<string, unknown>;
+    expect.error = {};
+    for (const key of ['kind', 'message', 'contains'] as const) if (error[key] !== undefined) expect.error[key] = String(error[key]);
+    if (Object.keys(expect.error).length === 0) problem(['expect', 'error'], '`expect.error` needs a `kind`, a `message` or `contains`');
+  }
+  if (raw.events !== undefined) expect.events = (raw.events as unknown[]).map(String);
+  const resultExpected = expect.result !== undefined || expect.result_contains !== undefined || expect.result_matches !== undefined;
+  if (resultExpected && expect.error) problem(['expect', 'error'], 'a test expects a result or an error, not both');
+  if (Object.keys(expect).length === 0) problem(['expect'], '`expect` needs one or more of result, result_contains, result_matches, error, events');
+  return expect;
+}
+
+function textRecord(raw: Record<string, unknown> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(raw ?? {}).map(([key, value]) => [key, String(value)]));
+}
