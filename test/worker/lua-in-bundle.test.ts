@@ -6,6 +6,7 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import type { BundleAnswer } from './bundle/entry.ts';
+import { EXPECTED, type LoopSummary, type TourSummary, type TrioSummary } from './engine-expected.ts';
 
 const bundle = (env as { LUA_BUNDLE: { fetch(url: string, init: RequestInit): Promise<Response> } })
   .LUA_BUNDLE;
@@ -13,6 +14,13 @@ const bundle = (env as { LUA_BUNDLE: { fetch(url: string, init: RequestInit): Pr
 async function run(source: string): Promise<BundleAnswer> {
   const response = await bundle.fetch('https://bundle.test/', { method: 'POST', body: source });
   return (await response.json()) as BundleAnswer;
+}
+
+/** An Engine scenario's summary from the bundle; a failure shows the bundle's error and stack. */
+async function scenario<T>(path: string): Promise<T> {
+  const response = await bundle.fetch(`https://bundle.test${path}`, { method: 'GET' });
+  if (!response.ok) throw new Error(`${path} answered ${response.status}:\n${await response.text()}`);
+  return (await response.json()) as T;
 }
 
 describe('the deployed Worker bundle', () => {
@@ -42,5 +50,44 @@ describe('the deployed Worker bundle', () => {
     );
     const last = answers.at(-1);
     console.log(`[timing] bundle, later request: factory ${last?.factoryMs} ms, engine ${last?.engineMs} ms`);
+  });
+});
+
+describe('the Engine in the deployed Worker bundle', () => {
+  let tour: TourSummary;
+
+  it('runs the multi-section tour to the result and events Node gives', async () => {
+    tour = await scenario<TourSummary>('/engine/tour');
+    expect(tour.error).toBeUndefined();
+    expect(tour).toMatchObject({
+      status: 'completed',
+      result: EXPECTED.tourResult,
+      eventTypes: EXPECTED.eventTypes,
+      eventsDigest: EXPECTED.eventsDigest,
+      journalOps: EXPECTED.journalOps,
+      store: EXPECTED.store,
+      modelMessages: EXPECTED.modelMessages,
+    });
+  });
+
+  it('replays the tour\'s journal to the same result and events without calling the Harness', () => {
+    expect(tour.replay).toEqual({ status: 'completed', sameResult: true, sameEvents: true, harnessCalls: 0 });
+  });
+
+  it('stops `while true do end` with a Limit error under a small instruction budget', async () => {
+    const loop = await scenario<LoopSummary>('/engine/loop');
+    expect(loop.status).toBe('failed');
+    expect(loop.error).toEqual(EXPECTED.loopError);
+  });
+
+  it('runs a 3-section prompt 200 times in a row in one isolate, then the tour again', async () => {
+    const trios = await scenario<TrioSummary>('/engine/trios?count=200');
+    console.log(
+      `[timing] bundle, ${trios.count} trio runs: ${(trios.ms / trios.count).toFixed(2)} ms each; ` +
+        `wasm memory ${trios.heapBefore} -> ${trios.heapAfter} bytes`,
+    );
+    expect(trios.wrong).toEqual([]);
+    expect(trios.heapAfter).toBe(trios.heapBefore);
+    expect(await scenario<TourSummary>('/engine/tour')).toEqual(tour);
   });
 });

@@ -4,12 +4,51 @@
  * pool runs its tests through Vite with nodejs_compat, where wasmoon loads as CommonJS
  * with a working `require`; lua-in-bundle.test.ts sends chunks here to check the shape
  * that is deployed. `npm run test:workers` builds it into .wrangler/test-bundle/.
+ *
+ * It also runs the Engine scenarios of ../engine-scenario.ts on one LuaPlatform per
+ * isolate: GET /engine/tour, /engine/loop and /engine/trios?count=N answer their summaries.
  */
-import { createWorkerdLuaFactory } from '../../../src/worker/lua-factory.ts';
+import { createWorkerdLuaFactory } from '../../../src/worker/lua-factory.ts'; // first: defines `location`
 import glue from 'wasmoon/dist/glue.wasm';
 import { LuaReturn, type LuaFactory } from 'wasmoon';
+import { LuaPlatform } from '../../../src/engine/lua/vm.ts';
+import { runLoop, runTour, runTrios } from '../engine-scenario.ts';
 
 let firstFactory: LuaFactory | undefined;
+let platform: Promise<LuaPlatform> | undefined;
+
+/** The isolate's LuaPlatform, over the isolate's factory. */
+function platformOfIsolate(): Promise<LuaPlatform> {
+  if (platform === undefined) {
+    const created = createWorkerdLuaFactory(glue).then((factory) => LuaPlatform.create(factory));
+    platform = created;
+    // A failed creation is not kept, so that the next request reports it again.
+    created.catch(() => {
+      if (platform === created) platform = undefined;
+    });
+  }
+  return platform;
+}
+
+/** Answers an Engine scenario's summary, or the error that broke it (with its stack). */
+async function runScenario(url: URL): Promise<Response> {
+  try {
+    const lua = await platformOfIsolate();
+    switch (url.pathname) {
+      case '/engine/tour':
+        return Response.json(await runTour(lua));
+      case '/engine/loop':
+        return Response.json(await runLoop(lua));
+      case '/engine/trios':
+        return Response.json(await runTrios(lua, Number(url.searchParams.get('count') ?? '1')));
+      default:
+        return new Response(`no scenario at ${url.pathname}`, { status: 404 });
+    }
+  } catch (error) {
+    const text = error instanceof Error ? `${error.stack ?? error.message}` : String(error);
+    return new Response(text, { status: 500 });
+  }
+}
 
 /** What the Worker answers: the chunk's values or error, and what it cost. */
 export interface BundleAnswer {
@@ -25,6 +64,8 @@ export interface BundleAnswer {
 
 export default {
   async fetch(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    if (url.pathname.startsWith('/engine/')) return runScenario(url);
     const source = await request.text();
     const start = performance.now();
     const factory = await createWorkerdLuaFactory(glue);
