@@ -69,7 +69,7 @@ function R.install_preludes()
     local pack, source = L.prelude(i)
     local p = prelude_env(read_only_var)
     local before = {}
-    for k in next, p do before[k] = true end
+    for k, v in next, p do before[k] = v end
     local fn, err = R.raw.load(source, '=pack:' .. pack, 't', p)
     local traceback = nil
     if fn then
@@ -89,7 +89,8 @@ function R.install_preludes()
     end
     local names = {}
     for k in next, p do
-      if not before[k] and type(k) == 'string' then names[#names + 1] = k end
+      -- New names and names the prelude reassigned (tools, pairs, ...) both count as its globals.
+      if type(k) == 'string' and not rawequal(before[k], p[k]) then names[#names + 1] = k end
     end
     table_sort(names)
     for _, name in ipairs(names) do
