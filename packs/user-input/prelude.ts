@@ -1,7 +1,6 @@
 /**
- * The prelude of runvil/user-input, as the Tools chapter prints it ("Pack preludes"). It is
- * the text of `prelude.lua` beside this file, held as a string so that no bundler needs a
- * loader for `.lua` files; a test keeps the two identical.
+ * The prelude of runvil/user-input, as the Tools chapter prints it ("Pack preludes"). Lua
+ * source held as a string, so that no bundler needs a loader for `.lua` files.
  */
 
 /** The Lua source of the user-input prelude: defines `input.ask()`. */

@@ -12,7 +12,7 @@ import { UsageError, type RunCommand } from './args.ts';
 import type { CliIo } from './io.ts';
 import { localHost } from './local-host.ts';
 import { cliPlatform } from './platform.ts';
-import { argsFromCommandLine } from './prompt-args.ts';
+import { argsFromCommandLine } from '../prompt/run-args.ts';
 import { formatError, readUserFile } from './prompt-file.ts';
 import { parseScriptFile, type Fixture } from './test-file.ts';
 import { commandLineOperator } from './terminal-operator.ts';

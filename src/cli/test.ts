@@ -13,7 +13,7 @@ import { parsePrompt } from '../prompt/index.ts';
 import { UsageError, type TestCommand } from './args.ts';
 import type { CliIo } from './io.ts';
 import { cliPlatform } from './platform.ts';
-import { argsFromData } from './prompt-args.ts';
+import { argsFromData } from '../prompt/run-args.ts';
 import { placePrefix } from './prompt-file.ts';
 import { judge, type TestOutcome } from './test-expect.ts';
 import { loadTestFile, type PromptTest } from './test-file.ts';

@@ -22,7 +22,7 @@ export interface RunOptions {
   prompt: Prompt;
   platform: LuaPlatform;
   harness: Harness;
-  /** The run's arguments, already checked against the frontmatter's `args:` (see checkArgs). */
+  /** The run's arguments, already checked against the frontmatter's `args:` (src/prompt/run-args.ts). */
   args?: { [name: string]: Json };
   /** The run seed: the nonce and math.random derive from it. Default "0". */
   seed?: string;

@@ -3,12 +3,8 @@
  * prepares the run's catalog (refusing it with the requirements notice when a declared
  * Pack cannot serve) and runs the prompt with a Harness over the Host.
  */
-import type { Json, Prompt } from '../prompt/types.ts';
-import type { JournalEntry } from '../engine/journal.ts';
-import type { RunEvent } from '../engine/events.ts';
-import type { RunLimits } from '../engine/budget.ts';
 import type { LuaPlatform } from '../engine/lua/vm.ts';
-import { runPrompt, type RunOutcome } from '../engine/run.ts';
+import { runPrompt, type RunOptions, type RunOutcome } from '../engine/run.ts';
 import { prepareCatalog } from './catalog.ts';
 import { createHarness, servicesOf, type ModelDirectory } from './harness.ts';
 import type { Operator } from './operator.ts';
@@ -26,19 +22,11 @@ export interface HostConfig {
   clock?: () => number;
 }
 
-/** One run on a Host. */
-export interface HostRunOptions {
-  prompt: Prompt;
-  args?: { [name: string]: Json };
-  seed?: string;
-  runId?: string;
+/** One run on a Host: the Engine's run options, with the Host supplying the platform-side parts. */
+export type HostRunOptions = Omit<RunOptions, 'platform' | 'harness' | 'catalog' | 'requirementsNotice'> & {
+  /** The run's files; in memory when absent. */
   store?: RunStore;
-  journal?: readonly JournalEntry[];
-  onJournal?: (entry: JournalEntry) => void | Promise<void>;
-  onEvent?: (event: RunEvent) => void;
-  limits?: Partial<RunLimits>;
-  signal?: AbortSignal;
-}
+};
 
 /** Prepares and runs a prompt on a Host. */
 export async function runOnHost(platform: LuaPlatform, host: HostConfig, options: HostRunOptions): Promise<RunOutcome> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine, UsageError } from '../../src/cli/args.ts';
-import { argsFromCommandLine, argsFromData } from '../../src/cli/prompt-args.ts';
+import { argsFromCommandLine, argsFromData } from '../../src/prompt/run-args.ts';
 import type { ArgSpec } from '../../src/prompt/types.ts';
 import { cli } from './helpers.ts';
 

@@ -91,7 +91,4 @@ describe('the runvil/user-input manifest', () => {
     );
   });
 
-  it('keeps prelude.lua and the prelude constant identical', () => {
-    expect(readFileSync(new URL('../../packs/user-input/prelude.lua', import.meta.url), 'utf8')).toBe(USER_INPUT_PRELUDE);
-  });
 });
