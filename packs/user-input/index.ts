@@ -18,7 +18,8 @@ export function userInputPack(): Pack {
       if (question !== undefined && question !== null && typeof question !== 'string') {
         return { ok: false, message: QUESTION_NOT_TEXT };
       }
-      const answer = await context.operator.ask(typeof question === 'string' ? { question } : {});
+      const asked = { ...(typeof question === 'string' ? { question } : {}), ...(context.effect ? { effect: context.effect } : {}) };
+      const answer = await context.operator.ask(asked);
       return answer.ok ? { ok: true, output: answer.text } : { ok: false, message: answer.message };
     },
   };

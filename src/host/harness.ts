@@ -3,7 +3,7 @@
  * its operator and its models.
  */
 import type { Json, ModelConfig } from '../prompt/types.ts';
-import { answered, failed, type EffectAnswer, type EffectRequest, type Harness } from '../engine/effects.ts';
+import { answered, failed, type EffectAnswer, type EffectContext, type EffectRequest, type Harness } from '../engine/effects.ts';
 import type { ModelProvider, ModelRequest } from '../models/provider.ts';
 import type { Operator } from './operator.ts';
 import type { Pack, ServiceDirectory } from './pack.ts';
@@ -31,7 +31,7 @@ export interface HarnessOptions {
 export function createHarness(options: HarnessOptions): Harness {
   const { store } = options;
   return {
-    async perform(request: EffectRequest): Promise<EffectAnswer> {
+    async perform(request: EffectRequest, effect: EffectContext): Promise<EffectAnswer> {
       switch (request.op) {
         case 'store.read': {
           const text = await store.read(request.path);
@@ -50,7 +50,7 @@ export function createHarness(options: HarnessOptions): Harness {
         case 'sys.now':
           return answered((options.clock ?? Date.now)());
         case 'tool.call':
-          return callTool(options, request.tool, request.args);
+          return callTool(options, request.tool, request.args, { chain: effect.chain, seq: effect.seq });
         case 'model.round':
           return modelRound(options, request.role, request.request);
       }
@@ -58,7 +58,7 @@ export function createHarness(options: HarnessOptions): Harness {
   };
 }
 
-async function callTool(options: HarnessOptions, tool: string, args: Json): Promise<EffectAnswer> {
+async function callTool(options: HarnessOptions, tool: string, args: Json, effect: { chain: string; seq: number }): Promise<EffectAnswer> {
   const pack = options.packs.get(tool.split('/')[0]!);
   if (!pack) return failed('tool', `${tool}: no Pack serves this tool in this run`);
   const context = {
@@ -66,6 +66,7 @@ async function callTool(options: HarnessOptions, tool: string, args: Json): Prom
     store: options.store,
     operator: options.operator,
     services: options.services,
+    effect,
     ...(options.signal ? { signal: options.signal } : {}),
   };
   try {

@@ -5,9 +5,20 @@
 /** The answer to an ask: the operator's text, or a model-safe failure. */
 export type OperatorAnswer = { ok: true; text: string } | { ok: false; message: string };
 
-/** Where asks go. `context` is what the run has said so far that the operator needs. */
+/** What an ask carries: the question, what the run has said, and which effect asks. */
+export interface AskContext {
+  question?: string;
+  transcript?: string;
+  /**
+   * The effect that asks, as (chain, sequence number): the same on every replay of the run,
+   * so a Host that persists asks can find the answer a replayed ask already has.
+   */
+  effect?: { chain: string; seq: number };
+}
+
+/** Where asks go. */
 export interface Operator {
-  ask(context: { question?: string; transcript?: string }): Promise<OperatorAnswer>;
+  ask(context: AskContext): Promise<OperatorAnswer>;
 }
 
 /** The model-safe message of an ask nobody can answer. */

@@ -45,6 +45,8 @@ export interface ToolContext {
   /** Services the environment provides, by name (such as `runvil/search-provider`). */
   services: ServiceDirectory;
   signal?: AbortSignal;
+  /** The effect this call is, as (chain, sequence number); stable across replays. */
+  effect?: { chain: string; seq: number };
 }
 
 /** Services by name; a Pack needing one the directory lacks cannot serve. */
