@@ -11,6 +11,6 @@ let shared: Promise<LuaPlatform> | undefined;
 
 /** The process's LuaPlatform, created on first use. */
 export function cliPlatform(): Promise<LuaPlatform> {
-  shared ??= LuaPlatform.create(new LuaFactory());
+  shared ??= LuaPlatform.create(() => new LuaFactory());
   return shared;
 }

@@ -10,6 +10,7 @@ import { luaKindOf, runKindOf, type RunError } from './errors.ts';
 import type { EntrySection, RunContext } from './run-context.ts';
 import { wrapUntrusted } from './untrusted-envelope.ts';
 import type { LuaScalar, LuaVm } from './lua/vm.ts';
+import { LAZY_MODULES } from './lua/runtime/index.ts';
 import { DeterminismViolation, canonicalJson } from './journal.ts';
 import { checkReply } from './model-reply.ts';
 import { TASK_BUILTIN_TOOLS } from './task-builtins.ts';
@@ -206,6 +207,7 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec): void {
     return leaf(...args);
   });
   vm.setUserdataFactory('__rv_newuserdata');
+  vm.setModuleLoader('__rv_module', LAZY_MODULES);
 }
 
 function chunkName(file: string): string {

@@ -14,7 +14,7 @@ import { ScriptedProvider, type ScriptedReply } from '../../src/models/scripted.
 
 /** A fresh platform: its own wasmoon factory, so its own wasm heap and string hash seeds. */
 export async function newPlatform(): Promise<LuaPlatform> {
-  return LuaPlatform.create(new wasmoon.LuaFactory());
+  return LuaPlatform.create(() => new wasmoon.LuaFactory());
 }
 
 /** A prompt from frontmatter extras and a Markdown body after the frontmatter. */

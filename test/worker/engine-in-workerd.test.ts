@@ -13,7 +13,7 @@ import { EXPECTED, type TourSummary } from './engine-expected.ts';
 let platform: LuaPlatform;
 
 beforeAll(async () => {
-  platform = await LuaPlatform.create(await createWorkerdLuaFactory(glue));
+  platform = await LuaPlatform.create(() => createWorkerdLuaFactory(glue));
 });
 
 describe('the Engine in workerd', () => {

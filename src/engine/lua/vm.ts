@@ -1,14 +1,15 @@
 /**
  * The VM interface: the one module that touches wasmoon.
  *
- * A LuaPlatform owns one wasmoon factory (one wasm heap per isolate) and the runtime
- * chunks compiled once to bytecode; a LuaVm is one fresh Lua state; a LuaThread is a
- * coroutine the Engine drives by hand with resume, reading what it yields. Values that
- * cross the boundary are scalars only (strings, numbers, booleans, nil): structured data
- * crosses as JSON text, so no wasmoon table conversion can lose integers, nulls or order.
+ * It uses wasmoon's wasm build and its raw C API only, not its LuaEngine: an engine costs
+ * about 300 µs of JS set-up (type extensions, a wasm function per engine), a bare
+ * `lua_newstate` about 50 µs, and the Engine makes a VM per section entry. A LuaPlatform
+ * owns one wasm module (one heap per isolate), two wasm functions made once (the JS leaf
+ * trampoline and the memory-limited allocator) and the runtime compiled once to bytecode;
+ * a LuaVm is one lua_State; a LuaThread is a coroutine the Engine resumes by hand.
+ * Values crossing the boundary are scalars only: structured data crosses as JSON text.
  */
-import type { LuaEngine, LuaFactory, LuaThread as WasmoonThread, LuaWasm } from 'wasmoon';
-import { LuaRawResult, decorateFunction } from 'wasmoon';
+import type { LuaFactory, LuaWasm } from 'wasmoon';
 
 /** A value that may cross between JS and Lua. */
 export type LuaScalar = string | number | boolean | null;
@@ -40,30 +41,154 @@ const LUA_TNIL = 0;
 const LUA_TBOOLEAN = 1;
 const LUA_TNUMBER = 3;
 const LUA_TSTRING = 4;
+const LUA_TFUNCTION = 6;
+const LUA_REGISTRYINDEX = -1001000;
+const upvalue = (index: number) => LUA_REGISTRYINDEX - index;
+/** The leaf index that makes the trampoline push a fresh userdata instead of calling JS. */
+const USERDATA_LEAF = -1;
+/** The leaf index that makes the trampoline load a named runtime module as a function. */
+const MODULE_LEAF = -2;
 
-/** One wasmoon factory and the compiled runtime chunks; create one per isolate. */
+type RawExports = Record<string, (...args: number[]) => number>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type CFunction = (...args: any[]) => any;
+
+/**
+ * The C functions the hot paths call. From the wasm instance's own exports when they could be
+ * captured at instantiation: wasmoon's build has assertions on, and its exported wrappers
+ * check the runtime on every call, which cost more than the call itself.
+ */
+class CApi {
+  readonly gettop: CFunction; readonly settop: CFunction; readonly type: CFunction;
+  readonly toboolean: CFunction; readonly isinteger: CFunction; readonly tointegerx: CFunction;
+  readonly tonumberx: CFunction; readonly tolstring: CFunction; readonly pushnil: CFunction;
+  readonly pushboolean: CFunction; readonly pushinteger: CFunction; readonly pushnumber: CFunction;
+  readonly pushlstring: CFunction; readonly pushlightuserdata: CFunction; readonly newuserdatauv: CFunction;
+  readonly pushcclosure: CFunction; readonly setglobal: CFunction; readonly getglobal: CFunction;
+  readonly resume: CFunction; readonly newthread: CFunction; readonly loadbufferx: CFunction;
+  readonly pcallk: CFunction; readonly newstate: CFunction; readonly newstateL: CFunction;
+  readonly openlibs: CFunction; readonly close: CFunction; readonly error: CFunction;
+  readonly malloc: CFunction; readonly free: CFunction; readonly realloc: CFunction;
+  private readonly names = new Map<string, number>();
+
+  constructor(readonly lua: LuaWasm, exports: Record<string, CFunction> | undefined) {
+    const module = lua.module as unknown as Record<string, CFunction>;
+    const c = (name: string): CFunction => exports?.[name] ?? module[`_${name}`]!;
+    this.gettop = c('lua_gettop'); this.settop = c('lua_settop'); this.type = c('lua_type');
+    this.toboolean = c('lua_toboolean'); this.isinteger = c('lua_isinteger'); this.tointegerx = c('lua_tointegerx');
+    this.tonumberx = c('lua_tonumberx'); this.tolstring = c('lua_tolstring'); this.pushnil = c('lua_pushnil');
+    this.pushboolean = c('lua_pushboolean'); this.pushinteger = c('lua_pushinteger'); this.pushnumber = c('lua_pushnumber');
+    this.pushlstring = c('lua_pushlstring'); this.pushlightuserdata = c('lua_pushlightuserdata');
+    this.newuserdatauv = c('lua_newuserdatauv'); this.pushcclosure = c('lua_pushcclosure');
+    this.setglobal = c('lua_setglobal'); this.getglobal = c('lua_getglobal'); this.resume = c('lua_resume');
+    this.newthread = c('lua_newthread'); this.loadbufferx = c('luaL_loadbufferx'); this.pcallk = c('lua_pcallk');
+    this.newstate = c('lua_newstate'); this.newstateL = c('luaL_newstate'); this.openlibs = c('luaL_openlibs');
+    this.close = c('lua_close'); this.error = c('lua_error'); this.malloc = c('malloc'); this.free = c('free');
+    this.realloc = c('realloc');
+  }
+
+  /** A NUL-terminated copy of a constant name, made once and kept. */
+  name(text: string): number {
+    let pointer = this.names.get(text);
+    if (pointer === undefined) {
+      const bytes = encoder.encode(text);
+      pointer = this.malloc(bytes.length + 1) as number;
+      this.lua.module.HEAPU8.set(bytes, pointer);
+      this.lua.module.HEAPU8[pointer + bytes.length] = 0;
+      this.names.set(text, pointer);
+    }
+    return pointer;
+  }
+}
+
+/**
+ * Makes a wasmoon factory and captures the wasm instance's exports as the glue instantiates
+ * them, by wrapping WebAssembly.instantiate for that moment only.
+ */
+async function captureExports(make: () => LuaFactory | Promise<LuaFactory>): Promise<{ factory: LuaFactory; exports?: Record<string, CFunction> }> {
+  const wasm = WebAssembly as unknown as { instantiate: CFunction };
+  const original = wasm.instantiate;
+  let exports: Record<string, CFunction> | undefined;
+  wasm.instantiate = async function capture(this: unknown, ...args: unknown[]) {
+    const result = await Reflect.apply(original, this, args);
+    const instance = result instanceof WebAssembly.Instance ? result : (result as { instance: WebAssembly.Instance }).instance;
+    const found = instance?.exports as Record<string, CFunction> | undefined;
+    if (found && typeof found.lua_newstate === 'function') exports ??= found;
+    return result;
+  };
+  try {
+    const factory = await make();
+    await factory.getLuaModule();
+    return { factory, ...(exports ? { exports } : {}) };
+  } finally {
+    if (wasm.instantiate === undefined || (wasm.instantiate as { name?: string }).name === 'capture') wasm.instantiate = original;
+  }
+}
+
+/** One wasm module, the shared wasm functions and the compiled runtime; one per isolate. */
 export class LuaPlatform {
   private readonly compiled = new Map<string, { pointer: number; size: number }>();
+  private readonly vms = new Map<number, LuaVm>();
+  private nextVm = 1;
+  /** The C function every JS leaf is: upvalues (vm id, leaf index). */
+  readonly trampoline: number;
+  /** The lua_Alloc every memory-limited VM uses: ud is the VM id. */
+  readonly allocator: number;
+  readonly c: CApi;
+  /** Scratch words for out-parameters (a string's length, a resume's result count). */
+  readonly lengthWord: number;
+  readonly countWord: number;
+  private scratch = 0;
+  private scratchSize = 0;
 
-  private constructor(
-    private readonly factory: LuaFactory,
-    readonly lua: LuaWasm,
-  ) {}
+  private constructor(readonly lua: LuaWasm, exports: Record<string, CFunction> | undefined) {
+    const module = lua.module as unknown as RawExports & { addFunction(fn: Function, signature: string): number };
+    this.c = new CApi(lua, exports);
+    this.lengthWord = this.c.malloc(4);
+    this.countWord = this.c.malloc(4);
+    this.trampoline = module.addFunction((state: number) => this.callLeaf(state), 'ii');
+    this.allocator = module.addFunction(
+      (ud: number, pointer: number, oldSize: number, newSize: number) => this.allocate(ud, pointer, oldSize, newSize),
+      'iiiii',
+    );
+  }
 
-  /** Wraps a wasmoon factory (Node's default, or the workerd one from src/worker). */
-  static async create(factory: LuaFactory): Promise<LuaPlatform> {
-    return new LuaPlatform(factory, await factory.getLuaModule());
+  /**
+   * Wraps a wasmoon factory: pass a function that makes it (`() => new LuaFactory()`, or the
+   * workerd one from src/worker) so the platform can call the wasm exports directly; a
+   * factory made earlier works too, through wasmoon's slower checked wrappers.
+   */
+  static async create(factory: LuaFactory | (() => LuaFactory | Promise<LuaFactory>)): Promise<LuaPlatform> {
+    if (typeof factory !== 'function') return new LuaPlatform(await factory.getLuaModule(), undefined);
+    const made = await captureExports(factory);
+    return new LuaPlatform(await made.factory.getLuaModule(), made.exports);
+  }
+
+  /** A buffer of at least `size` bytes for text on its way into Lua (copied there at once). */
+  scratchBuffer(size: number): number {
+    if (size > this.scratchSize) {
+      if (this.scratch !== 0) this.c.free(this.scratch);
+      this.scratchSize = Math.max(size, 256, this.scratchSize * 2);
+      this.scratch = this.c.malloc(this.scratchSize);
+    }
+    return this.scratch;
   }
 
   /** Creates a fresh Lua state with the standard libraries open. */
   async newVm(options: VmOptions = {}): Promise<LuaVm> {
-    const engine = await this.factory.createEngine({
-      injectObjects: false,
-      enableProxy: false,
-      traceAllocations: options.memoryLimit !== undefined,
-    });
-    if (options.memoryLimit !== undefined) engine.global.setMemoryMax(options.memoryLimit);
-    return new LuaVm(this, engine);
+    const id = this.nextVm++;
+    const limit = options.memoryLimit;
+    const vm = new LuaVm(this, id, limit);
+    this.vms.set(id, vm);
+    const state = limit === undefined ? this.c.newstateL() : this.c.newstate(this.allocator, id);
+    vm.attach(state);
+    this.c.openlibs(state);
+    return vm;
+  }
+
+  /** Forgets a closed VM. */
+  release(id: number): void {
+    this.vms.delete(id);
   }
 
   /**
@@ -88,12 +213,13 @@ export class LuaPlatform {
       const loaded = withCString(lua, chunk.source, (pointer, size) =>
         lua.luaL_loadbufferx(state, pointer, size, `=${chunk.name}`, 't'),
       );
-      if (loaded !== LUA_OK) throw new Error(`runtime chunk ${chunk.name}: ${readScalar(lua, state, -1)}`);
-      // string.dump(fn, false) keeps line info, so runtime errors still say where.
-      lua.lua_pushboolean(state, 0);
+      if (loaded !== LUA_OK) throw new Error(`runtime chunk ${chunk.name}: ${readScalar(this, state, -1)}`);
+      // Stripped of debug info: a third smaller and faster to load into every VM. The
+      // runtime raises its errors without positions anyway (level 0).
+      lua.lua_pushboolean(state, 1);
       const dumpedOk = lua.lua_pcallk(state, 2, 1, 0, 0, null);
-      if (dumpedOk !== LUA_OK) throw new Error(`runtime chunk ${chunk.name}: ${readScalar(lua, state, -1)}`);
-      const dumped = copyLuaString(lua, state, -1);
+      if (dumpedOk !== LUA_OK) throw new Error(`runtime chunk ${chunk.name}: ${readScalar(this, state, -1)}`);
+      const dumped = luaBytes(this, state, -1).slice();
       const pointer = lua.module._malloc(dumped.length);
       lua.module.HEAPU8.set(dumped, pointer);
       return { pointer, size: dumped.length };
@@ -101,32 +227,95 @@ export class LuaPlatform {
       lua.lua_close(state);
     }
   }
+
+  private callLeaf(state: number): number {
+    const c = this.c;
+    const vm = this.vms.get(Number(c.tointegerx(state, upvalue(1), 0)));
+    const leaf = Number(c.tointegerx(state, upvalue(2), 0));
+    if (leaf === USERDATA_LEAF) {
+      c.newuserdatauv(state, 0, 0);
+      return 1;
+    }
+    if (leaf === MODULE_LEAF && vm) {
+      const chunk = vm.module(String(readScalar(this, state, 1)));
+      const { pointer, size } = this.bytecode(chunk);
+      if (c.loadbufferx(state, pointer, size, c.name(`=${chunk.name}`), c.name('b')) !== LUA_OK) return c.error(state);
+      return 1;
+    }
+    const args = readValues(this, state, 1, c.gettop(state));
+    let result: ReturnType<LuaLeaf>;
+    try {
+      if (!vm) throw new Error('a Lua VM called a leaf after it was closed');
+      result = vm.callLeaf(leaf, args);
+    } catch (error) {
+      // Raises in Lua; wasmoon's own function wrapper does the same (lua_error unwinds).
+      pushScalar(this, state, `internal error in the Engine: ${error instanceof Error ? error.message : String(error)}`);
+      return c.error(state);
+    }
+    if (result === undefined) return 0;
+    const values = Array.isArray(result) ? result : [result];
+    for (const value of values) pushScalar(this, state, value);
+    return values.length;
+  }
+
+  private allocate(ud: number, pointer: number, oldSize: number, newSize: number): number {
+    const vm = this.vms.get(ud);
+    const c = this.c;
+    const previous = pointer === 0 ? 0 : oldSize;
+    if (newSize === 0) {
+      if (pointer !== 0) c.free(pointer);
+      if (vm) vm.heapBytes -= previous;
+      return 0;
+    }
+    if (vm && vm.memoryLimit !== undefined && vm.heapBytes - previous + newSize > vm.memoryLimit) return 0;
+    const moved = c.realloc(pointer, newSize) as number;
+    if (moved !== 0 && vm) vm.heapBytes += newSize - previous;
+    return moved;
+  }
 }
 
 /** One Lua state. Close it when the section entry ends. */
 export class LuaVm {
-  private closed = false;
+  private state = 0;
+  private readonly leaves: LuaLeaf[] = [];
+  private modules: Record<string, RuntimeChunk> = {};
+  /** Bytes the Lua heap holds (tracked when the VM has a memory limit). */
+  heapBytes = 0;
 
   constructor(
     private readonly platform: LuaPlatform,
-    private readonly engine: LuaEngine,
+    private readonly id: number,
+    readonly memoryLimit: number | undefined,
   ) {}
+
+  /** Binds the lua_State once it exists (the allocator needs the VM first). */
+  attach(state: number): void {
+    this.state = state;
+  }
+
+  /** Calls leaf number `index` (the trampoline's second upvalue). */
+  callLeaf(index: number, args: LuaScalar[]): ReturnType<LuaLeaf> {
+    const leaf = this.leaves[index]!;
+    // Missing trailing arguments arrive as null, as Lua's nil would.
+    while (args.length < leaf.length) args.push(null);
+    return leaf(...args);
+  }
 
   /** Sets a global to a scalar or to a JS leaf function. */
   setGlobal(name: string, value: LuaScalar | LuaLeaf): void {
     if (typeof value === 'function') {
-      this.engine.global.set(name, decorateFunction(wrapLeaf(value), { receiveThread: true }));
+      this.leaves.push(value);
+      this.pushClosure(this.leaves.length - 1);
     } else {
-      this.engine.global.set(name, value ?? undefined);
+      pushScalar(this.platform, this.state, value);
     }
+    this.platform.c.setglobal(this.state, this.platform.c.name(name));
   }
 
   /** Sets a global to a NULL light userdata: the value json.null stands for. */
   setNull(name: string): void {
-    const lua = this.platform.lua;
-    const address = this.engine.global.address;
-    lua.lua_pushlightuserdata(address, 0);
-    lua.lua_setglobal(address, name);
+    this.platform.c.pushlightuserdata(this.state, 0);
+    this.platform.c.setglobal(this.state, this.platform.c.name(name));
   }
 
   /**
@@ -134,149 +323,149 @@ export class LuaVm {
    * make one, and Tool, Pack and model objects must be userdata.
    */
   setUserdataFactory(name: string): void {
-    const lua = this.platform.lua;
-    const factory = (thread: WasmoonThread) => {
-      lua.lua_newuserdatauv(thread.address, 0, 0);
-      return new LuaRawResult(1);
-    };
-    this.engine.global.set(name, decorateFunction(factory, { receiveThread: true }));
+    this.pushClosure(USERDATA_LEAF);
+    this.platform.c.setglobal(this.state, this.platform.c.name(name));
+  }
+
+  /** Sets a global to a function that loads one of `modules` by name and returns it uncalled. */
+  setModuleLoader(name: string, modules: Record<string, RuntimeChunk>): void {
+    this.modules = modules;
+    this.pushClosure(MODULE_LEAF);
+    this.platform.c.setglobal(this.state, this.platform.c.name(name));
+  }
+
+  /** The runtime module of that name. */
+  module(name: string): RuntimeChunk {
+    const chunk = this.modules[name];
+    if (!chunk) throw new Error(`no runtime module named ${name}`);
+    return chunk;
+  }
+
+  private pushClosure(leaf: number): void {
+    const c = this.platform.c;
+    c.pushinteger(this.state, BigInt(this.id));
+    c.pushinteger(this.state, BigInt(leaf));
+    c.pushcclosure(this.state, this.platform.trampoline, 2);
   }
 
   /** Loads a runtime chunk (as bytecode) and runs it to completion with the given arguments. */
   runChunk(chunk: RuntimeChunk, args: LuaScalar[] = []): LuaScalar[] {
-    const { pointer, size } = this.platform.bytecode(chunk);
-    const thread = this.engine.global;
-    const base = thread.getTop();
-    const lua = this.platform.lua;
-    const status = lua.luaL_loadbufferx(thread.address, pointer, size, `=${chunk.name}`, 'b');
-    if (status !== LUA_OK) throw new Error(`loading ${chunk.name}: ${readScalar(lua, thread.address, -1)}`);
-    for (const arg of args) pushScalar(lua, thread.address, arg);
-    const called = lua.lua_pcallk(thread.address, args.length, -1, 0, 0, null);
+    const platform = this.platform;
+    const { pointer, size } = platform.bytecode(chunk);
+    const c = platform.c;
+    const state = this.state;
+    const base = c.gettop(state);
+    const status = c.loadbufferx(state, pointer, size, c.name(`=${chunk.name}`), c.name('b'));
+    if (status !== LUA_OK) throw new Error(`loading ${chunk.name}: ${readScalar(platform, state, -1)}`);
+    for (const arg of args) pushScalar(platform, state, arg);
+    const called = c.pcallk(state, args.length, -1, 0, 0, 0);
     if (called !== LUA_OK) {
-      const message = String(readScalar(lua, thread.address, -1));
-      thread.setTop(base);
+      const message = String(readScalar(platform, state, -1));
+      c.settop(state, base);
       throw new Error(`running ${chunk.name}: ${message}`);
     }
-    const values = readValues(lua, thread.address, base + 1, thread.getTop());
-    thread.setTop(base);
+    const values = readValues(platform, state, base + 1, c.gettop(state));
+    c.settop(state, base);
     return values;
   }
 
   /** A new coroutine that will call the global function `name` when first resumed. */
   newThread(functionName: string): LuaThread {
-    const global = this.engine.global;
-    const thread = global.newThread();
-    // Keep the thread referenced from the registry-anchored global stack slot until closed.
-    const type = this.platform.lua.lua_getglobal(thread.address, functionName);
-    if (type !== 6) throw new Error(`no Lua function named ${functionName}`);
-    return new LuaThread(this.platform.lua, thread);
+    const c = this.platform.c;
+    // lua_newthread leaves the thread on the main stack, which keeps it from being collected.
+    const thread = c.newthread(this.state) as number;
+    if (c.getglobal(thread, c.name(functionName)) !== LUA_TFUNCTION) throw new Error(`no Lua function named ${functionName}`);
+    return new LuaThread(this.platform, thread);
   }
 
-  /** Bytes the Lua heap holds (only tracked when a memory limit is set). */
+  /** Bytes the Lua heap holds, when the VM tracks them. */
   memoryUsed(): number | undefined {
-    try {
-      return this.engine.global.getMemoryUsed();
-    } catch {
-      return undefined;
-    }
+    return this.memoryLimit === undefined ? undefined : this.heapBytes;
   }
 
   /** Frees the Lua state; safe to call twice. */
   close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.engine.global.close();
+    if (this.state === 0) return;
+    this.platform.c.close(this.state);
+    this.state = 0;
+    this.platform.release(this.id);
   }
 }
 
 /** A coroutine driven from JS: start it, read what it yields, resume it with answers. */
 export class LuaThread {
   constructor(
-    private readonly lua: LuaWasm,
-    private readonly thread: WasmoonThread,
+    private readonly platform: LuaPlatform,
+    private readonly state: number,
   ) {}
 
   /** Resumes the coroutine with the given values (the first resume passes the function's arguments). */
   resume(args: LuaScalar[]): ResumeResult {
-    const address = this.thread.address;
-    for (const arg of args) pushScalar(this.lua, address, arg);
-    const { result, resultCount } = this.thread.resume(args.length);
-    const top = this.lua.lua_gettop(address);
+    const platform = this.platform;
+    const c = platform.c;
+    const state = this.state;
+    for (const arg of args) pushScalar(platform, state, arg);
+    const result = c.resume(state, 0, args.length, platform.countWord);
+    const count = platform.lua.module.HEAP32[platform.countWord >> 2]!;
+    const top = c.gettop(state) as number;
     if (result === LUA_YIELD || result === LUA_OK) {
-      const values = readValues(this.lua, address, top - resultCount + 1, top);
-      this.lua.lua_settop(address, top - resultCount);
+      const values = readValues(platform, state, top - count + 1, top);
+      c.settop(state, top - count);
       return { status: result === LUA_YIELD ? 'yield' : 'return', values };
     }
-    const message = String(readScalar(this.lua, address, -1) ?? 'unknown Lua error');
-    this.lua.lua_settop(address, 0);
+    const message = String(readScalar(platform, state, -1) ?? 'unknown Lua error');
+    c.settop(state, 0);
     return { status: 'error', message };
   }
 }
 
-function wrapLeaf(leaf: LuaLeaf) {
-  return (thread: WasmoonThread, ...args: unknown[]) => {
-    const lua = thread.lua;
-    // wasmoon hands strings over as JS strings and numbers as numbers; anything else
-    // (tables, functions) never crosses by design and arrives as null.
-    const scalars = args.map((arg) =>
-      typeof arg === 'string' || typeof arg === 'number' || typeof arg === 'boolean' ? arg : null,
-    );
-    // Missing trailing arguments arrive as null, as Lua's nil would.
-    while (scalars.length < leaf.length) scalars.push(null);
-    const result = leaf(...scalars);
-    if (result === undefined) return new LuaRawResult(0);
-    const values = Array.isArray(result) ? result : [result];
-    for (const value of values) pushScalar(lua, thread.address, value);
-    return new LuaRawResult(values.length);
-  };
-}
-
-function pushScalar(lua: LuaWasm, state: number, value: LuaScalar): void {
-  if (value === null) lua.lua_pushnil(state);
-  else if (typeof value === 'boolean') lua.lua_pushboolean(state, value ? 1 : 0);
+function pushScalar(platform: LuaPlatform, state: number, value: LuaScalar): void {
+  const c = platform.c;
+  if (value === null) c.pushnil(state);
+  else if (typeof value === 'boolean') c.pushboolean(state, value ? 1 : 0);
   else if (typeof value === 'number') {
-    if (Number.isInteger(value) && Number.isSafeInteger(value)) lua.lua_pushinteger(state, BigInt(value));
-    else lua.lua_pushnumber(state, value);
+    if (Number.isInteger(value) && Number.isSafeInteger(value)) c.pushinteger(state, BigInt(value));
+    else c.pushnumber(state, value);
   } else {
-    // lua_pushlstring with an explicit length, so NUL bytes inside text survive.
-    withCString(lua, value, (pointer, size) => lua.lua_pushlstring(state, pointer, size));
+    // Through a scratch buffer with an explicit length, so NUL bytes inside text survive.
+    const pointer = platform.scratchBuffer(value.length * 3 + 1);
+    const { written } = encoder.encodeInto(value, platform.lua.module.HEAPU8.subarray(pointer, pointer + value.length * 3 + 1));
+    c.pushlstring(state, pointer, written);
   }
 }
 
-function readValues(lua: LuaWasm, state: number, from: number, to: number): LuaScalar[] {
+function readValues(platform: LuaPlatform, state: number, from: number, to: number): LuaScalar[] {
   const values: LuaScalar[] = [];
-  for (let index = from; index <= to; index++) values.push(readScalar(lua, state, index));
+  for (let index = from; index <= to; index++) values.push(readScalar(platform, state, index));
   return values;
 }
 
-function readScalar(lua: LuaWasm, state: number, index: number): LuaScalar {
-  const type = lua.lua_type(state, index);
+const decoder = new TextDecoder();
+
+function readScalar(platform: LuaPlatform, state: number, index: number): LuaScalar {
+  const c = platform.c;
+  const type = c.type(state, index);
   switch (type) {
     case LUA_TNIL:
       return null;
     case LUA_TBOOLEAN:
-      return lua.lua_toboolean(state, index) !== 0;
+      return c.toboolean(state, index) !== 0;
     case LUA_TNUMBER:
-      if (lua.lua_isinteger(state, index)) return Number(lua.lua_tointegerx(state, index, null));
-      return lua.lua_tonumberx(state, index, null);
+      if (c.isinteger(state, index)) return Number(c.tointegerx(state, index, 0));
+      return c.tonumberx(state, index, 0) as number;
     case LUA_TSTRING:
-      return new TextDecoder().decode(copyLuaString(lua, state, index));
+      return decoder.decode(luaBytes(platform, state, index));
     default:
-      return `<${lua.lua_typename(state, type)}>`;
+      return `<${platform.lua.lua_typename(state, type)}>`;
   }
 }
 
-function copyLuaString(lua: LuaWasm, state: number, index: number): Uint8Array {
-  const lengthPointer = lua.module._malloc(4);
-  try {
-    // The raw export: wasmoon's wrapper would decode the bytes and stop at the first NUL.
-    const rawToLString = (lua.module as unknown as Record<string, (...a: number[]) => number>)['_lua_tolstring']!;
-    const pointer = rawToLString(state, index, lengthPointer);
-    const length = lua.module.getValue(lengthPointer, 'i32');
-    return lua.module.HEAPU8.slice(pointer, pointer + length);
-  } finally {
-    lua.module._free(lengthPointer);
-  }
+/** A view of a Lua string's bytes in the wasm heap (valid until Lua runs again). */
+function luaBytes(platform: LuaPlatform, state: number, index: number): Uint8Array {
+  const pointer = platform.c.tolstring(state, index, platform.lengthWord) as number;
+  const heap = platform.lua.module;
+  const length = heap.HEAP32[platform.lengthWord >> 2]!;
+  return heap.HEAPU8.subarray(pointer, pointer + length);
 }
 
 const encoder = new TextEncoder();

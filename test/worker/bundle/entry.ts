@@ -20,7 +20,7 @@ let platform: Promise<LuaPlatform> | undefined;
 /** The isolate's LuaPlatform, over the isolate's factory. */
 function platformOfIsolate(): Promise<LuaPlatform> {
   if (platform === undefined) {
-    const created = createWorkerdLuaFactory(glue).then((factory) => LuaPlatform.create(factory));
+    const created = LuaPlatform.create(() => createWorkerdLuaFactory(glue));
     platform = created;
     // A failed creation is not kept, so that the next request reports it again.
     created.catch(() => {

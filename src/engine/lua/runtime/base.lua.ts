@@ -34,6 +34,8 @@ R.raw = {
   getinfo = debug.getinfo,
 }
 R.MARK = setmetatable({}, { __name = 'runvil.mark' })
+-- The entry's model rounds so far (sys.round, and the turn of every event).
+R.round = 0
 
 local string_format, select, type, tostring = string.format, select, type, tostring
 local math_type = math.type

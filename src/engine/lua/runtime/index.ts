@@ -12,25 +12,17 @@ import { SANDBOX_LUA } from './sandbox.lua.ts';
 import { STATE_LUA } from './state.lua.ts';
 import { WALK_LUA } from './walk.lua.ts';
 
-/** A runtime module that extends the environment: `function(R, env)` in Lua. */
-export interface RuntimeExtension {
-  name: string;
-  source: string;
-}
+/** The Engine's modules loaded into a VM on first use, by name. */
+export const LAZY_MODULES: Record<string, RuntimeChunk> = {
+  tools: { name: 'runvil.tools', source: TOOLS_LUA },
+  models: { name: 'runvil.models', source: MODELS_LUA },
+  prelude: { name: 'runvil.prelude', source: PRELUDE_LUA },
+};
 
 const module = (source: string, args: string) => `(function(...)\n${source}\nend)(${args})`;
 
-/** The Engine's own modules that extend every section's environment, in install order. */
-const ENGINE_MODULES: RuntimeExtension[] = [
-  { name: 'tools', source: TOOLS_LUA },
-  { name: 'models', source: MODELS_LUA },
-  { name: 'prelude', source: PRELUDE_LUA },
-];
-
-/** The runtime chunk, with further extensions appended after the Engine's own modules. */
-export function runtimeChunk(extensions: RuntimeExtension[] = []): RuntimeChunk {
-  const name = ['runvil', ...extensions.map((extension) => extension.name)].join('+');
-  extensions = [...ENGINE_MODULES, ...extensions];
+/** The runtime chunk every section VM loads up front. */
+export function runtimeChunk(): RuntimeChunk {
   const parts = [
     `local R = ${module(BASE_LUA, '')}`,
     `R.json = ${module(JSON_LUA, 'R')}`,
@@ -38,10 +30,8 @@ export function runtimeChunk(extensions: RuntimeExtension[] = []): RuntimeChunk 
     `local state = ${module(STATE_LUA, 'R')}`,
     `local walk = ${module(WALK_LUA, 'R')}`,
     `R.walk, R.state, R.sandbox = walk, state, sandbox`,
-    `local extensions = {}`,
-    ...extensions.map((extension) => `extensions[#extensions + 1] = ${module(extension.source, '')}`),
-    module(MAIN_LUA, 'R, sandbox, state, walk, extensions'),
+    module(MAIN_LUA, 'R, sandbox, state, walk'),
   ];
   // Semicolons: a line that starts with '(' would otherwise call the previous line's value.
-  return { name, source: parts.join(';\n') };
+  return { name: 'runvil', source: parts.join(';\n') };
 }

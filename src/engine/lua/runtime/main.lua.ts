@@ -3,7 +3,7 @@
  * global, then defines `__rv_main`, the function the Engine runs as the section's thread.
  */
 export const MAIN_LUA = String.raw`
-local R, sandbox, state, walk, extensions = ...
+local R, sandbox, state, walk = ...
 local L = R.leaves
 local json = R.json
 
@@ -36,7 +36,39 @@ env.argv = json.decode(run_args_text)
 env.prompt = state.sealed('prompt', { name = facts.prompt_name, title = facts.prompt_title, description = facts.prompt_description })
 env.ui = state.ui()
 
-for _, extend in ipairs(extensions) do extend(R, env) end
+-- tools, packs, models and messages load on first use: most sections never touch them, and
+-- a section VM is made per entry, so the runtime a VM loads up front is kept small.
+local load_module = __rv_module
+__rv_module = nil
+local MODULE_TABLES = { tools = { 'tools', 'packs' }, models = { 'models', 'messages' } }
+local loaded = {}
+function R.ensure(name)
+  if loaded[name] then return end
+  loaded[name] = true
+  if name == 'models' then R.ensure('tools') end
+  for _, t in ipairs(MODULE_TABLES[name] or {}) do setmetatable(R.lazy_tables[t], nil) end
+  load_module(name)()(R, env)
+end
+R.lazy_tables = {}
+for module, names in pairs(MODULE_TABLES) do
+  for _, n in ipairs(names) do
+    local t = setmetatable({}, {
+      __index = function(self, k) R.ensure(module); return self[k] end,
+      __pairs = function(self) R.ensure(module); return R.env_pairs(self) end,
+    })
+    R.lazy_tables[n] = t
+    env[n] = t
+  end
+end
+R.model_step = function(e)
+  R.ensure('models')
+  return R.model_step(e)
+end
+function R.install_preludes()
+  if L.prelude(0) == 0 then return end
+  R.ensure('prelude')
+  return R.install_preludes()
+end
 
 local last_traceback = nil
 local function on_error(err)

@@ -11,11 +11,10 @@ local type, ipairs, select, tostring = type, ipairs, select, tostring
 local table_concat = table.concat
 local quote = json.encode_string
 
-R.round = 0
 
 -- messages -----------------------------------------------------------------------------------
 
-local messages = setmetatable({}, { __index = {} })
+local messages = setmetatable(R.lazy_tables.messages, { __index = {} })
 local methods = getmetatable(messages).__index
 for _, role in ipairs({ 'user', 'system', 'assistant' }) do
   methods[role] = function(self, text)
@@ -24,7 +23,6 @@ for _, role in ipairs({ 'user', 'system', 'assistant' }) do
     self[#self + 1] = { role = role, content = text }
   end
 end
-env.messages = messages
 
 -- Rounds -------------------------------------------------------------------------------------
 
@@ -203,7 +201,7 @@ end
 -- The models global ---------------------------------------------------------------------------
 
 local current_role = nil
-local models = {}
+local models = R.lazy_tables.models
 
 local function role_arg(fname, role)
   if type(role) ~= 'string' then R.raise('lua', fname .. ' takes a role label, got ' .. R.typename(role)) end
@@ -248,7 +246,6 @@ function models.get(role)
   return handle
 end
 
-env.models = models
 
 --- A model step: the section's prose as a user message, then the loop.
 R.model_step = function(e)

@@ -198,7 +198,7 @@ end
 
 -- tools ------------------------------------------------------------------------------------
 
-local tools = {}
+local tools = R.lazy_tables.tools
 R.tools = tools
 
 function tools.get(id)
@@ -413,7 +413,7 @@ end
 
 -- packs ------------------------------------------------------------------------------------
 
-local packs = {}
+local packs = R.lazy_tables.packs
 
 function packs.get(name)
   if type(name) ~= 'string' then R.raise('lua', 'packs.get takes a Pack id, got ' .. R.typename(name)) end
@@ -468,7 +468,5 @@ function packs.offer(...)
   end
 end
 
-env.tools = tools
-env.packs = packs
 end
 `;
