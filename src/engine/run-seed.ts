@@ -18,8 +18,23 @@ export interface RunSeed {
   vmSeed(entry: number): [number, number];
 }
 
-/** Derives the run's nonce and VM seeds from its seed text. */
-export async function deriveRunSeed(seed: string): Promise<RunSeed> {
+const derived = new Map<string, Promise<RunSeed>>();
+
+/**
+ * Derives the run's nonce and VM seeds from its seed text. Replays and tests reuse seeds, and
+ * WebCrypto's digest waits on a thread pool, so recent derivations are kept.
+ */
+export function deriveRunSeed(seed: string): Promise<RunSeed> {
+  let found = derived.get(seed);
+  if (!found) {
+    found = derive(seed);
+    if (derived.size >= 256) derived.delete(derived.keys().next().value!);
+    derived.set(seed, found);
+  }
+  return found;
+}
+
+async function derive(seed: string): Promise<RunSeed> {
   const nonce = hex((await sha256(`runvil nonce\0${seed}`)).slice(0, 16));
   const base = await sha256(`runvil random\0${seed}`);
   const view = new DataView(base.buffer);

@@ -53,15 +53,17 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
       if (step.status === 'return') return finish(step.values);
       const [, op, ...rest] = step.values;
       if (op === 'effect') {
-        const answer = await performEffect(run, spec, String(rest[0]), String(rest[1]));
+        const effectOp = String(rest[0]);
+        const payload = JSON.parse(String(rest[1])) as Record<string, Json>;
+        const answer = await performEffect(run, spec, effectOp, payload);
         const now = run.stop.stopped;
         if (now) return { type: 'stop', error: now };
-        step = thread.resume(toLua(String(rest[0]), answer));
+        step = thread.resume(effectOp === 'model.round' ? answerRound(run, spec, payload, answer) : toLua(effectOp, answer));
       } else if (op === 'batch') {
-        const answers = await performBatch(run, spec, String(rest[0]));
+        const answers = await performBatch(run, spec, rest);
         const now = run.stop.stopped;
         if (now) return { type: 'stop', error: now };
-        step = thread.resume([answers]);
+        step = thread.resume(answers);
       } else if (op === 'call') {
         step = thread.resume(await callSection(run, spec, String(rest[0]), rest[1] as string));
       } else if (op === 'jump') {
@@ -215,8 +217,7 @@ function chunkName(file: string): string {
   return base.length > 50 ? base.slice(-50) : base;
 }
 
-async function performEffect(run: RunContext, spec: EntrySpec, op: string, payloadText: string): Promise<EffectAnswer> {
-  const payload = JSON.parse(payloadText) as Record<string, Json>;
+async function performEffect(run: RunContext, spec: EntrySpec, op: string, payload: Record<string, Json>): Promise<EffectAnswer> {
   const request = toRequest(op, payload);
   if ('problem' in request) return { ok: false, error: { kind: 'lua', message: request.problem } };
   return performRequest(run, spec, request);
@@ -263,38 +264,71 @@ function toRequest(op: string, payload: Record<string, Json>): EffectRequest | {
 function toLua(op: string, answer: EffectAnswer): LuaScalar[] {
   if (!answer.ok) return [false, answer.error.kind, answer.error.message];
   const value = answer.value;
-  if (op === 'model.round') {
-    const checked = checkReply(value);
-    return typeof checked === 'string' ? [false, 'model', checked] : [true, JSON.stringify(checked)];
-  }
   if (op === 'store.list') return [true, JSON.stringify(value)];
   return [true, typeof value === 'string' ? value : JSON.stringify(value)];
 }
 
-interface ToolPayload {
-  tool: string;
-  name: string;
-  args_json: string;
-  caller: 'script' | 'model';
-  call_id: string | null;
+/**
+ * A model round's answer as the Lua runtime reads it: content, the number of calls, then
+ * (id, name, arguments JSON) per call. Reports the round's model_turn_completed here, where
+ * the reply is at hand, rather than re-encoding it in Lua.
+ */
+function answerRound(run: RunContext, spec: EntrySpec, payload: Record<string, Json>, answer: EffectAnswer): LuaScalar[] {
+  if (!answer.ok) return [false, answer.error.kind, answer.error.message];
+  const checked = checkReply(answer.value);
+  if (typeof checked === 'string') return [false, 'model', checked];
+  const turn = Number(payload.turn);
+  run.events.emit('model_turn_completed', { section: spec.section.name, task: spec.chain, turn }, {
+    content: checked.content,
+    role: String(payload.role),
+    tool_calls: checked.tool_calls.length,
+    usage: checked.usage,
+  });
+  const values: LuaScalar[] = [true, checked.content, checked.tool_calls.length];
+  for (const call of checked.tool_calls) values.push(call.id, call.name, call.arguments_json);
+  return values;
 }
 
-/** A tool-call batch: the calls start together, in call order, and answer in call order. */
-async function performBatch(run: RunContext, spec: EntrySpec, payloadsText: string): Promise<string> {
-  const payloads = JSON.parse(payloadsText) as ToolPayload[];
+/**
+ * A tool-call batch: the calls start together, in call order, and answer in call order.
+ * `flat` holds the count, then (tool, name, args JSON, caller, call id, turn) per call; the
+ * answer is (ok, text) per call: untrusted output wrapped, and for a model's call a failure
+ * wrapped too (the model reads it as data), with the call's events reported here.
+ */
+async function performBatch(run: RunContext, spec: EntrySpec, flat: LuaScalar[]): Promise<LuaScalar[]> {
+  const count = Number(flat[0]);
+  const calls = Array.from({ length: count }, (_, k) => {
+    const [tool, name, argsJson, caller, callId, turn] = flat.slice(1 + k * 6, 7 + k * 6);
+    return { tool: String(tool), name: String(name), args: JSON.parse(String(argsJson)) as Json, caller: caller as 'script' | 'model', callId: callId === null ? null : String(callId), turn: Number(turn) };
+  });
   const answers = await Promise.all(
-    payloads.map((payload) =>
+    calls.map((call) =>
       performRequest(run, spec, {
         op: 'tool.call',
-        tool: payload.tool,
-        name: payload.name,
-        args: JSON.parse(payload.args_json) as Json,
-        origin: { execution: run.runId, section: spec.section.name, caller: payload.caller },
-        call_id: payload.call_id,
+        tool: call.tool,
+        name: call.name,
+        args: call.args,
+        origin: { execution: run.runId, section: spec.section.name, caller: call.caller },
+        call_id: call.callId,
       }),
     ),
   );
-  return JSON.stringify(answers.map((answer) => (answer.ok && typeof answer.value !== 'string' ? { ok: true, value: JSON.stringify(answer.value) } : answer)));
+  const values: LuaScalar[] = [];
+  calls.forEach((call, k) => {
+    const answer = answers[k]!;
+    const trusted = run.catalog.tools.find((tool) => tool.id === call.tool)?.trusted ?? false;
+    const output = answer.ok ? (typeof answer.value === 'string' ? answer.value : JSON.stringify(answer.value)) : answer.error.message;
+    const wrap = !answer.ok ? call.caller === 'model' : !trusted;
+    const text = wrap ? wrapUntrusted(output, run.seed.nonce) : output;
+    values.push(answer.ok, text);
+    if (call.caller !== 'model') return;
+    const place = { section: spec.section.name, task: spec.chain, turn: call.turn };
+    const id = { alias: call.name, tool: call.tool, tool_call_id: call.callId };
+    if (answer.ok) run.events.emit('tool_call_succeeded', place, id);
+    else run.events.emit('tool_call_failed', place, { ...id, error: answer.error.message });
+    run.events.emit('tool_result', place, { alias: call.name, content: text, tool: call.tool, tool_call_id: call.callId, trusted: answer.ok && trusted });
+  });
+  return values;
 }
 
 function catalogLeaf(run: RunContext, id: LuaScalar): string {

@@ -127,11 +127,29 @@ function R.effect(op, payload)
   R.raise(a, b)
 end
 
---- Performs several effects at once (a tool-call batch); returns their answers in order.
-function R.effects(payloads)
+--- Performs an effect and returns every value of its answer (a model round answers several).
+function R.effect_values(op, payload)
+  local answer = table.pack(raw_yield(R.MARK, 'effect', op, payload))
+  if answer[1] then return table.unpack(answer, 2, answer.n) end
+  R.raise(answer[2], answer[3])
+end
+
+--- Calls catalog tools at once (a tool-call batch): each call is {tool, name, args_json,
+--- caller, call_id, turn}. Answers, in call order, ok and the text the caller sees; the
+--- driver wraps untrusted output and reports a model call's events. Plain values cross
+--- both ways, no JSON: this runs on every tool round.
+function R.batch(calls)
   if R.loading_prelude then R.raise('lua', 'tools.call cannot run while a prelude loads') end
-  local answers = raw_yield(R.MARK, 'batch', R.json.try_encode(payloads))
-  return R.json.decode(answers)
+  local flat, n = {}, 0
+  for _, c in ipairs(calls) do
+    flat[n + 1], flat[n + 2], flat[n + 3], flat[n + 4], flat[n + 5], flat[n + 6] =
+      c.tool, c.name, c.args_json, c.caller, c.call_id, c.turn
+    n = n + 6
+  end
+  local answers = table.pack(raw_yield(R.MARK, 'batch', #calls, table.unpack(flat, 1, n)))
+  local out = {}
+  for k = 1, #calls do out[k] = { ok = answers[2 * k - 1], text = answers[2 * k] } end
+  return out
 end
 
 --- Asks the driver for an Engine operation (call, jump); returns whatever it answers.

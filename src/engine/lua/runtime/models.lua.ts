@@ -32,14 +32,32 @@ local function resolve_role(name)
   return role, config_or_problem
 end
 
-local function encode_messages(list)
-  local out = {}
-  local system = L.fact('system')
-  if system ~= '' then out[1] = { role = 'system', content = system } end
-  for i = 1, #list do out[#out + 1] = list[i] end
-  local text, err = json.try_encode(out, 'messages')
+-- Each record's JSON text, kept while the record's fields stay the same: a conversation is
+-- sent whole every round, and re-encoding every record every round would make a long
+-- loop quadratic in Lua work.
+local encoded = setmetatable({}, { __mode = 'k' })
+local function record_json(record, index)
+  if type(record) ~= 'table' then
+    R.raise('lua', 'the messages cannot be sent: messages[' .. index .. '] is a ' .. R.typename(record) .. ', not a record')
+  end
+  local cached = encoded[record]
+  if cached and cached.role == rawget(record, 'role') and cached.content == rawget(record, 'content')
+      and cached.tool_call_id == rawget(record, 'tool_call_id') and cached.tool_calls == rawget(record, 'tool_calls') then
+    return cached.text
+  end
+  local text, err = json.try_encode(record, 'messages[' .. index .. ']')
   if not text then R.raise('lua', 'the messages cannot be sent: ' .. err) end
+  encoded[record] = { role = rawget(record, 'role'), content = rawget(record, 'content'),
+    tool_call_id = rawget(record, 'tool_call_id'), tool_calls = rawget(record, 'tool_calls'), text = text }
   return text
+end
+
+local function encode_messages(list)
+  local parts = {}
+  local system = L.fact('system')
+  if system ~= '' then parts[1] = '{"content":' .. quote(system) .. ',"role":"system"}' end
+  for i = 1, #list do parts[#parts + 1] = record_json(list[i], i) end
+  return '[' .. table_concat(parts, ',') .. ']'
 end
 
 local function tools_json(rendered)
@@ -55,13 +73,19 @@ local function tools_json(rendered)
   return '[' .. table_concat(parts, ',') .. ']'
 end
 
---- One model round: sends the request as an effect, returns the decoded reply.
+--- One model round: sends the request as an effect (the driver reports the round's event),
+--- returns the reply: content and calls {id, name, arguments_json}.
 local function model_round(role, config_json, list, rendered)
   R.round = R.round + 1
-  local payload = '{"role":' .. quote(role) .. ',"config":' .. config_json .. ',"messages":' .. encode_messages(list) .. ',"tools":' .. tools_json(rendered) .. '}'
-  local reply = json.decode(R.effect('model.round', payload))
-  R.event('model_turn_completed', { role = role, content = reply.content, tool_calls = #reply.tool_calls, usage = reply.usage })
-  return reply, R.round
+  local turn = R.round
+  local payload = '{"role":' .. quote(role) .. ',"turn":' .. turn .. ',"config":' .. config_json .. ',"messages":' .. encode_messages(list) .. ',"tools":' .. tools_json(rendered) .. '}'
+  local answer = table.pack(R.effect_values('model.round', payload))
+  local calls = {}
+  for k = 1, answer[2] do
+    local at = 2 + (k - 1) * 3
+    calls[k] = { id = answer[at + 1], name = answer[at + 2], arguments_json = answer[at + 3] }
+  end
+  return { content = answer[1], tool_calls = calls }, turn
 end
 
 local function infer(role, config_json, text)
@@ -97,28 +121,16 @@ local function builtin_result(call, turn)
 end
 
 local function run_batch(calls, from, to, rendered, turn, results)
-  local payloads, tools_of = {}, {}
+  local batch = {}
   for i = from, to do
     local call = calls[i]
-    local t = R.catalog().by_id[rendered.by_name[call.name].tool]
-    tools_of[i] = t
-    R.count_call(t.id)
-    payloads[#payloads + 1] = R.tool_payload(t, call.name, call.arguments_json, 'model', call.id)
+    local id = rendered.by_name[call.name].tool
+    R.count_call(id)
+    batch[#batch + 1] = { tool = id, name = call.name, args_json = call.arguments_json, caller = 'model', call_id = call.id, turn = turn }
   end
-  local answers = R.effects(payloads)
-  for i = from, to do
-    local t, call, answer = tools_of[i], calls[i], answers[i - from + 1]
-    if answer.ok then
-      results[i] = R.tool_text(t, answer.value)
-      R.event('tool_call_succeeded', { alias = call.name, tool = t.id, tool_call_id = call.id }, turn)
-      R.event('tool_result', { alias = call.name, tool = t.id, tool_call_id = call.id, content = results[i], trusted = t.trusted }, turn)
-    else
-      -- A bound tool's failure goes back to the model as untrusted text, whatever its trust.
-      results[i] = L.untrusted(answer.error.message)
-      R.event('tool_call_failed', { alias = call.name, tool = t.id, tool_call_id = call.id, error = answer.error.message }, turn)
-      R.event('tool_result', { alias = call.name, tool = t.id, tool_call_id = call.id, content = results[i], trusted = false }, turn)
-    end
-  end
+  -- Failures come back already wrapped as untrusted text: the model reads them as data.
+  local answers = R.batch(batch)
+  for i = from, to do results[i] = answers[i - from + 1].text end
 end
 
 local function run_calls(calls, rendered, turn)
@@ -179,18 +191,16 @@ local function loop(role, config_json)
       messages[#messages + 1] = { role = 'assistant', content = reply.content }
       return reply.content
     end
-    local listed = {}
+    local listed, record_calls = {}, {}
     for i, call in ipairs(calls) do
       local entry = rendered.by_name[call.name]
-      listed[i] = { id = call.id, name = call.name, arguments = json.decode(call.arguments_json), tool = entry and entry.tool or nil }
+      local arguments = json.decode(call.arguments_json)
+      listed[i] = { id = call.id, name = call.name, arguments = arguments, tool = entry and entry.tool or nil }
+      record_calls[i] = { id = call.id, name = call.name, arguments = arguments }
     end
     R.event('assistant_tool_calls', { calls = listed }, turn)
     gate(calls, rendered, turn)
     local results = run_calls(calls, rendered, turn)
-    local record_calls = {}
-    for i, call in ipairs(calls) do
-      record_calls[i] = { id = call.id, name = call.name, arguments = json.decode(call.arguments_json) }
-    end
     messages[#messages + 1] = { role = 'assistant', content = reply.content, tool_calls = record_calls }
     for i, call in ipairs(calls) do
       messages[#messages + 1] = { role = 'tool', content = results[i], tool_call_id = call.id }

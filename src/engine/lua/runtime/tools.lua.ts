@@ -350,20 +350,6 @@ function R.run_local(entry, args_json, call_id, turn)
   return text
 end
 
---- Issues a catalog tool call as an effect payload (not yet performed).
-function R.tool_payload(t, name, args_json, caller, call_id)
-  return {
-    op = 'tool.call', tool = t.id, name = name, args_json = args_json,
-    caller = caller, call_id = call_id,
-  }
-end
-
---- The text of a catalog tool's output as Lua and the model see it (wrapped when untrusted).
-function R.tool_text(t, output)
-  if t.trusted then return output end
-  return L.untrusted(output)
-end
-
 local function resolve_script_tool(tool)
   if type(tool) == 'string' then
     if BUILTINS[tool] then
@@ -390,12 +376,12 @@ function tools.call(tool, args)
   if entry then return R.run_local(entry, args_json, '') end
   local name = t.wire or t.id
   R.count_call(t.id)
-  local answer = R.effects({ R.tool_payload(t, name, args_json, 'script', R.null) })[1]
+  local answer = R.batch({ { tool = t.id, name = name, args_json = args_json, caller = 'script', turn = R.round } })[1]
   if not answer.ok then
-    R.event('tool_call_failed', { alias = name, tool = t.id, tool_call_id = '', error = answer.error.message })
-    R.raise('tool', 'tool call failure: ' .. answer.error.message)
+    R.event('tool_call_failed', { alias = name, tool = t.id, tool_call_id = '', error = answer.text })
+    R.raise('tool', 'tool call failure: ' .. answer.text)
   end
-  local text = R.tool_text(t, answer.value)
+  local text = answer.text
   local value = text
   if t.output == 'structured' then
     local ok, decoded = pcall(json.decode, text)
