@@ -20,7 +20,12 @@ export type EffectRequest =
   | { op: 'store.delete'; path: string }
   | { op: 'sys.now' }
   | { op: 'tool.call'; tool: string; name: string; args: Json; origin: CallOrigin; call_id: string | null }
-  | { op: 'model.round'; role: string; request: Json };
+  /**
+   * A model round. `digest` stands for the whole request in the journal; `request` (the
+   * role, config, messages and tools the provider gets) is not journaled: a long
+   * conversation would make the journal grow with the square of its rounds.
+   */
+  | { op: 'model.round'; role: string; digest: string; readonly request: Json };
 
 /** The Harness's answer: a JSON value, or an error with a Lua-side kind and a model-safe message. */
 export type EffectAnswer = { ok: true; value: Json } | { ok: false; error: { kind: string; message: string } };

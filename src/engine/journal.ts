@@ -31,6 +31,21 @@ export function canonicalJson(value: Json | EffectRequest | undefined): string {
 const keyOf = (chain: string, seq: number) => `${chain}#${seq}`;
 
 /**
+ * A 64-bit FNV-1a digest of a text, in hex: a fingerprint for noticing a replay that asks for
+ * something else, not a defence against anyone forging one.
+ */
+export function digestText(text: string): string {
+  let a = 0x811c9dc5;
+  let b = 0x050c5d1f;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    a = Math.imul(a ^ code, 0x01000193);
+    b = Math.imul(b ^ code, 0x01000193) ^ (a >>> 7);
+  }
+  return (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0');
+}
+
+/**
  * Performs effects for one run: answers from the journal while it lasts (checking that the
  * run asks for the same thing), then from the Harness, journaling each new answer before
  * handing it back.

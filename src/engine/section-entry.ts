@@ -11,7 +11,7 @@ import type { EntrySection, RunContext } from './run-context.ts';
 import { wrapUntrusted } from './untrusted-envelope.ts';
 import type { LuaScalar, LuaVm } from './lua/vm.ts';
 import { LAZY_MODULES } from './lua/runtime/index.ts';
-import { DeterminismViolation, canonicalJson } from './journal.ts';
+import { DeterminismViolation, canonicalJson, digestText } from './journal.ts';
 import { checkReply } from './model-reply.ts';
 import { TASK_BUILTIN_TOOLS } from './task-builtins.ts';
 import { formatNameList, parsePackId } from '../prompt/name-grammar.ts';
@@ -54,11 +54,18 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
       const [, op, ...rest] = step.values;
       if (op === 'effect') {
         const effectOp = String(rest[0]);
-        const payload = JSON.parse(String(rest[1])) as Record<string, Json>;
-        const answer = await performEffect(run, spec, effectOp, payload);
+        if (effectOp === 'model.round') {
+          const [, text, role, turn] = rest;
+          const answer = await performRequest(run, spec, roundRequest(String(text), String(role)));
+          const now = run.stop.stopped;
+          if (now) return { type: 'stop', error: now };
+          step = thread.resume(answerRound(run, spec, String(role), Number(turn), answer));
+          continue;
+        }
+        const answer = await performEffect(run, spec, effectOp, JSON.parse(String(rest[1])) as Record<string, Json>);
         const now = run.stop.stopped;
         if (now) return { type: 'stop', error: now };
-        step = thread.resume(effectOp === 'model.round' ? answerRound(run, spec, payload, answer) : toLua(effectOp, answer));
+        step = thread.resume(toLua(effectOp, answer));
       } else if (op === 'batch') {
         const answers = await performBatch(run, spec, rest);
         const now = run.stop.stopped;
@@ -253,8 +260,6 @@ function toRequest(op: string, payload: Record<string, Json>): EffectRequest | {
       return checkPath(op, String(payload.prefix), true) ?? { op, prefix: String(payload.prefix) };
     case 'sys.now':
       return { op };
-    case 'model.round':
-      return { op, role: String(payload.role), request: payload };
     default:
       return { problem: `unknown effect ${op}` };
   }
@@ -269,18 +274,28 @@ function toLua(op: string, answer: EffectAnswer): LuaScalar[] {
 }
 
 /**
+ * A model round's request from the payload text the Lua runtime wrote (canonical already:
+ * its keys are sorted), journaled by digest, parsed only if the Harness reads it.
+ */
+function roundRequest(text: string, role: string): EffectRequest {
+  let parsed: Json | undefined;
+  const request = { op: 'model.round' as const, role, digest: digestText(text) };
+  Object.defineProperty(request, 'request', { enumerable: false, get: () => (parsed ??= JSON.parse(text) as Json) });
+  return request as EffectRequest;
+}
+
+/**
  * A model round's answer as the Lua runtime reads it: content, the number of calls, then
  * (id, name, arguments JSON) per call. Reports the round's model_turn_completed here, where
  * the reply is at hand, rather than re-encoding it in Lua.
  */
-function answerRound(run: RunContext, spec: EntrySpec, payload: Record<string, Json>, answer: EffectAnswer): LuaScalar[] {
+function answerRound(run: RunContext, spec: EntrySpec, role: string, turn: number, answer: EffectAnswer): LuaScalar[] {
   if (!answer.ok) return [false, answer.error.kind, answer.error.message];
   const checked = checkReply(answer.value);
   if (typeof checked === 'string') return [false, 'model', checked];
-  const turn = Number(payload.turn);
   run.events.emit('model_turn_completed', { section: spec.section.name, task: spec.chain, turn }, {
     content: checked.content,
-    role: String(payload.role),
+    role,
     tool_calls: checked.tool_calls.length,
     usage: checked.usage,
   });

@@ -128,8 +128,8 @@ function R.effect(op, payload)
 end
 
 --- Performs an effect and returns every value of its answer (a model round answers several).
-function R.effect_values(op, payload)
-  local answer = table.pack(raw_yield(R.MARK, 'effect', op, payload))
+function R.effect_values(op, payload, ...)
+  local answer = table.pack(raw_yield(R.MARK, 'effect', op, payload, ...))
   if answer[1] then return table.unpack(answer, 2, answer.n) end
   R.raise(answer[2], answer[3])
 end

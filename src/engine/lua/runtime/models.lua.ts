@@ -79,7 +79,7 @@ local function model_round(role, config_json, list, rendered)
   R.round = R.round + 1
   local turn = R.round
   local payload = '{"role":' .. quote(role) .. ',"turn":' .. turn .. ',"config":' .. config_json .. ',"messages":' .. encode_messages(list) .. ',"tools":' .. tools_json(rendered) .. '}'
-  local answer = table.pack(R.effect_values('model.round', payload))
+  local answer = table.pack(R.effect_values('model.round', payload, role, turn))
   local calls = {}
   for k = 1, answer[2] do
     local at = 2 + (k - 1) * 3
