@@ -3,6 +3,7 @@
  * a usage error (exit status 2) that names what was wrong.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseModelChoice, type ModelChoice } from '../models/directory.ts';
 
 /** Where a usage mistake is: a file, and a line and column in it when known. */
 export interface UsagePlace {
@@ -45,6 +46,8 @@ export interface RunCommand {
   file: string;
   args: { key: string; value: string }[];
   script?: string;
+  /** `--model provider:MODEL`: the provider and model of every role. */
+  model?: ModelChoice;
   seed?: string;
   json: boolean;
   events: boolean;
@@ -80,6 +83,7 @@ export const COMMANDS = ['run', 'check', 'test', 'help'] as const;
 const RUN_OPTIONS = {
   arg: { type: 'string', multiple: true },
   script: { type: 'string' },
+  model: { type: 'string' },
   seed: { type: 'string' },
   json: { type: 'boolean' },
   events: { type: 'boolean' },
@@ -128,13 +132,19 @@ function parseRun(argv: string[]): Command {
   const command: RunCommand = {
     command: 'run',
     file: positionals[0]!,
-    args: (values.arg ?? []).map(splitArg),
+    args: (values.arg ?? []).map((text) => splitArg(text, positionals[0]!)),
     json: values.json ?? false,
     events: values.events ?? false,
     verbose: values.verbose ?? false,
     answers: values.answer ?? [],
   };
   if (values.script !== undefined) command.script = values.script;
+  if (values.model !== undefined) {
+    if (values.script !== undefined) throw new UsageError('--model and --script do not go together: --script answers every model round from its file');
+    const choice = parseModelChoice(values.model);
+    if (typeof choice === 'string') throw new UsageError(`--model: ${choice}`);
+    command.model = choice;
+  }
   if (values.seed !== undefined) command.seed = values.seed;
   const max = values['max-instructions'];
   if (max !== undefined) {
@@ -146,9 +156,9 @@ function parseRun(argv: string[]): Command {
   return command;
 }
 
-function splitArg(text: string): { key: string; value: string } {
+function splitArg(text: string, file: string): { key: string; value: string } {
   const at = text.indexOf('=');
-  if (at <= 0) throw new UsageError(`--arg takes key=value, got ${JSON.stringify(text)}`);
+  if (at <= 0) throw new UsageError(`--arg takes key=value, got ${JSON.stringify(text)}`, { file });
   return { key: text.slice(0, at), value: text.slice(at + 1) };
 }
 

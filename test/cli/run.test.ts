@@ -152,9 +152,9 @@ describe('runvil run --arg', () => {
     expect(result.stderr).toContain('unknown arg `x`: the prompt declares no args');
   });
 
-  it('refuses an --arg that is not key=value (exit 2)', async () => {
+  it('refuses an --arg that is not key=value, naming the prompt file (exit 2)', async () => {
     const result = await cli(['run', dir.path('needs.md'), '--arg', 'who']);
-    expect(result).toEqual({ status: 2, stdout: '', stderr: 'runvil: --arg takes key=value, got "who"\n' });
+    expect(result).toEqual({ status: 2, stdout: '', stderr: `${dir.path('needs.md')}: --arg takes key=value, got "who"\n` });
   });
 
   it('refuses a prompt file that does not exist (exit 2)', async () => {
