@@ -11,7 +11,8 @@ import type { EntrySection, RunContext } from './run-context.ts';
 import { wrapUntrusted } from './untrusted-envelope.ts';
 import type { LuaScalar, LuaVm } from './lua/vm.ts';
 import { LAZY_MODULES } from './lua/runtime/index.ts';
-import { DeterminismViolation, canonicalJson, digestText } from './journal.ts';
+import { DeterminismViolation, canonicalJson } from './journal.ts';
+import { Conversation } from './conversation.ts';
 import { checkReply } from './model-reply.ts';
 import { TASK_BUILTIN_TOOLS } from './task-builtins.ts';
 import { formatNameList, parsePackId } from '../prompt/name-grammar.ts';
@@ -43,6 +44,7 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
     installLeaves(vm, run, spec);
     vm.runChunk(run.runtime);
     const thread = vm.newThread('__rv_main');
+    const conversation = new Conversation();
     let step = thread.resume([]);
     for (;;) {
       const stopped = run.stop.stopped;
@@ -55,8 +57,12 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
       if (op === 'effect') {
         const effectOp = String(rest[0]);
         if (effectOp === 'model.round') {
-          const [, text, role, turn] = rest;
-          const answer = await performRequest(run, spec, roundRequest(String(text), String(role)));
+          const [, head, role, turn, tools, from, count, ...texts] = rest;
+          // from 0: a one-off round (models.infer) over its own single record.
+          const target = from === 0 ? new Conversation() : conversation;
+          target.update(from === 0 ? 1 : Number(from), texts.slice(0, Number(count)).map(String));
+          const request = roundRequest(target, String(head), String(tools), String(role), run.prompt.h1.prose);
+          const answer = await performRequest(run, spec, request);
           const now = run.stop.stopped;
           if (now) return { type: 'stop', error: now };
           step = thread.resume(answerRound(run, spec, String(role), Number(turn), answer));
@@ -274,13 +280,15 @@ function toLua(op: string, answer: EffectAnswer): LuaScalar[] {
 }
 
 /**
- * A model round's request from the payload text the Lua runtime wrote (canonical already:
- * its keys are sorted), journaled by digest, parsed only if the Harness reads it.
+ * A model round's request: journaled by the digest of its head, tools and records; the
+ * request itself is built only if the Harness reads it (a live round, not a replay).
  */
-function roundRequest(text: string, role: string): EffectRequest {
+function roundRequest(conversation: Conversation, head: string, tools: string, role: string, system: string): EffectRequest {
   let parsed: Json | undefined;
-  const request = { op: 'model.round' as const, role, digest: digestText(text) };
-  Object.defineProperty(request, 'request', { enumerable: false, get: () => (parsed ??= JSON.parse(text) as Json) });
+  const request = { op: 'model.round' as const, role, digest: conversation.digest(head, tools) };
+  // Not enumerable, so the journal leaves it out. The Harness reads it during the round,
+  // while the conversation still holds this round's records.
+  Object.defineProperty(request, 'request', { enumerable: false, get: () => (parsed ??= conversation.request(head, tools, system)) });
   return request as EffectRequest;
 }
 

@@ -13,15 +13,88 @@ local quote = json.encode_string
 
 
 -- messages -----------------------------------------------------------------------------------
+-- The conversation is a tracked list of read-only records. The driver keeps the records it
+-- was sent, so each round sends only what changed since the last one: a long loop would
+-- otherwise re-send (and re-hash on replay) its whole conversation every round.
 
-local messages = setmetatable(R.lazy_tables.messages, { __index = {} })
-local methods = getmetatable(messages).__index
+local record_data = setmetatable({}, { __mode = 'k' })
+local record_text = setmetatable({}, { __mode = 'k' })
+local RecordMT = {
+  __index = function(r, k) return record_data[r][k] end,
+  __newindex = function(_, k)
+    R.raise('lua', 'message records are read-only: cannot assign field ' .. quote(tostring(k)) .. '; append a new record instead')
+  end,
+  __pairs = function(r) return R.env_pairs(record_data[r]) end,
+  __metatable = 'message record',
+}
+
+--- A record as the conversation keeps it: its fields copied, its JSON text made once.
+local function as_record(v, index)
+  if type(v) == 'table' and record_data[v] then return v end
+  if type(v) ~= 'table' then
+    R.raise('lua', 'messages holds records such as { role = "user", content = "..." }; messages[' .. index .. '] got ' .. R.typename(v))
+  end
+  local role, content = rawget(v, 'role'), rawget(v, 'content')
+  if role ~= 'user' and role ~= 'system' and role ~= 'assistant' and role ~= 'tool' then
+    R.raise('lua', 'messages[' .. index .. '].role must be "user", "system", "assistant" or "tool", got ' .. (type(role) == 'string' and quote(role) or R.typename(role)))
+  end
+  if content ~= nil and type(content) ~= 'string' then
+    R.raise('lua', 'messages[' .. index .. '].content must be text, got ' .. R.typename(content))
+  end
+  local data = { role = role, content = content or '', tool_calls = rawget(v, 'tool_calls'), tool_call_id = rawget(v, 'tool_call_id') }
+  local text, err = json.try_encode(data, 'messages[' .. index .. ']')
+  if not text then R.raise('lua', 'messages[' .. index .. '] cannot be sent to a model: ' .. err) end
+  local record = setmetatable({}, RecordMT)
+  record_data[record] = data
+  record_text[record] = text
+  json.views[record] = function() return text end
+  return record
+end
+
+local items = {}
+local sent = 0     -- records the driver holds for this entry's conversation
+local dirty = 1    -- the lowest position changed since the last round was sent
+local methods = {}
+local messages = R.lazy_tables.messages
+-- Records assigned before this module loaded sit in the table itself; move them in.
+for k, v in next, messages do items[k] = v; rawset(messages, k, nil) end
+setmetatable(messages, {
+  __index = function(_, k)
+    local method = methods[k]
+    if method then return method end
+    return items[k]
+  end,
+  __newindex = function(_, k, v)
+    if math.type(k) ~= 'integer' or k < 1 then
+      R.raise('lua', 'messages holds records at list positions 1, 2, ...; got a ' .. R.typename(k) .. ' key')
+    end
+    items[k] = v ~= nil and as_record(v, k) or nil
+    if k < dirty then dirty = k end
+  end,
+  __len = function() return #items end,
+  __pairs = function() return R.env_pairs(items) end,
+  __metatable = 'messages',
+})
+for k, v in next, items do items[k] = as_record(v, k) end
 for _, role in ipairs({ 'user', 'system', 'assistant' }) do
   methods[role] = function(self, text)
     if type(text) == 'number' then text = R.scalar_text(text) end
     if type(text) ~= 'string' then R.raise('lua', 'messages:' .. role .. ' takes text, got ' .. R.typename(text)) end
     self[#self + 1] = { role = role, content = text }
   end
+end
+
+--- What changed in the conversation since the last round: the first position to replace,
+--- then the JSON text of every record from there on.
+local function conversation_changes()
+  local from = math.min(dirty, sent + 1)
+  local texts, n = {}, 0
+  for i = from, #items do
+    n = n + 1
+    texts[n] = record_text[items[i]]
+  end
+  sent, dirty = #items, #items + 1
+  return from, texts, n
 end
 
 -- Rounds -------------------------------------------------------------------------------------
@@ -32,36 +105,9 @@ local function resolve_role(name)
   return role, config_or_problem
 end
 
--- Each record's JSON text, kept while the record's fields stay the same: a conversation is
--- sent whole every round, and re-encoding every record every round would make a long
--- loop quadratic in Lua work.
-local encoded = setmetatable({}, { __mode = 'k' })
-local function record_json(record, index)
-  if type(record) ~= 'table' then
-    R.raise('lua', 'the messages cannot be sent: messages[' .. index .. '] is a ' .. R.typename(record) .. ', not a record')
-  end
-  local cached = encoded[record]
-  if cached and cached.role == rawget(record, 'role') and cached.content == rawget(record, 'content')
-      and cached.tool_call_id == rawget(record, 'tool_call_id') and cached.tool_calls == rawget(record, 'tool_calls') then
-    return cached.text
-  end
-  local text, err = json.try_encode(record, 'messages[' .. index .. ']')
-  if not text then R.raise('lua', 'the messages cannot be sent: ' .. err) end
-  encoded[record] = { role = rawget(record, 'role'), content = rawget(record, 'content'),
-    tool_call_id = rawget(record, 'tool_call_id'), tool_calls = rawget(record, 'tool_calls'), text = text }
-  return text
-end
-
-local function encode_messages(list)
-  local parts = {}
-  local system = L.fact('system')
-  if system ~= '' then parts[1] = '{"content":' .. quote(system) .. ',"role":"system"}' end
-  for i = 1, #list do parts[#parts + 1] = record_json(list[i], i) end
-  return '[' .. table_concat(parts, ',') .. ']'
-end
-
 local function tools_json(rendered)
   if rendered == nil or rendered.empty then return 'null' end
+  if rendered.json then return rendered.json end
   local parts = {}
   for i, entry in ipairs(rendered.list) do
     if entry.builtin then
@@ -70,16 +116,26 @@ local function tools_json(rendered)
       parts[i] = '{"name":' .. quote(entry.name) .. ',"description":' .. quote(entry.description) .. ',"parameters":' .. entry.parameters_json .. '}'
     end
   end
-  return '[' .. table_concat(parts, ',') .. ']'
+  rendered.json = '[' .. table_concat(parts, ',') .. ']'
+  return rendered.json
 end
 
 --- One model round: sends the request as an effect (the driver reports the round's event),
 --- returns the reply: content and calls {id, name, arguments_json}.
-local function model_round(role, config_json, list, rendered)
+--- question is nil for a round over the entry's conversation, or the text of a one-off round
+--- (models.infer), which sends only that question.
+local function model_round(role, config_json, question, rendered)
   R.round = R.round + 1
   local turn = R.round
-  local payload = '{"role":' .. quote(role) .. ',"turn":' .. turn .. ',"config":' .. config_json .. ',"messages":' .. encode_messages(list) .. ',"tools":' .. tools_json(rendered) .. '}'
-  local answer = table.pack(R.effect_values('model.round', payload, role, turn))
+  local head = '{"config":' .. config_json .. ',"role":' .. quote(role) .. ',"turn":' .. turn .. '}'
+  local answer
+  if question then
+    local text = '{"content":' .. quote(question) .. ',"role":"user"}'
+    answer = table.pack(R.effect_values('model.round', head, role, turn, 'null', 0, 1, text))
+  else
+    local from, texts, n = conversation_changes()
+    answer = table.pack(R.effect_values('model.round', head, role, turn, tools_json(rendered), from, n, table.unpack(texts, 1, n)))
+  end
   local calls = {}
   for k = 1, answer[2] do
     local at = 2 + (k - 1) * 3
@@ -91,7 +147,7 @@ end
 local function infer(role, config_json, text)
   if type(text) == 'number' then text = R.scalar_text(text) end
   if type(text) ~= 'string' then R.raise('lua', 'models.infer takes text, got ' .. R.typename(text)) end
-  local reply = model_round(role, config_json, { { role = 'user', content = text } }, nil)
+  local reply = model_round(role, config_json, text, nil)
   return reply.content
 end
 
@@ -185,7 +241,7 @@ local function loop(role, config_json)
       R.raise('tool', 'models.loop reached its round cap of ' .. cap .. ' rounds without a final reply')
     end
     rounds = rounds + 1
-    local reply, turn = model_round(role, config_json, messages, rendered)
+    local reply, turn = model_round(role, config_json, nil, rendered)
     local calls = reply.tool_calls
     if #calls == 0 then
       messages[#messages + 1] = { role = 'assistant', content = reply.content }

@@ -1,0 +1,36 @@
+/**
+ * A section entry's conversation as the driver holds it: the JSON text of each record the
+ * Lua runtime sent, with a running digest, so a round sends only what changed and a replay
+ * compares a digest instead of the whole conversation.
+ */
+import type { Json } from '../prompt/types.ts';
+import { digestText } from './journal.ts';
+
+/** The records of one conversation and the digest of each prefix of them. */
+export class Conversation {
+  private readonly records: string[] = [];
+  private readonly prefixDigests: string[] = [];
+
+  /** Replaces the records from position `from` (1-based) on with `texts`. */
+  update(from: number, texts: readonly string[]): void {
+    this.records.length = from - 1;
+    this.prefixDigests.length = from - 1;
+    for (const text of texts) {
+      const previous = this.prefixDigests[this.prefixDigests.length - 1] ?? '';
+      this.records.push(text);
+      this.prefixDigests.push(digestText(previous + text));
+    }
+  }
+
+  /** The digest of a round over these records with the given head and tools. */
+  digest(head: string, tools: string): string {
+    return digestText(`${head}\n${digestText(tools)}\n${this.prefixDigests[this.prefixDigests.length - 1] ?? ''}`);
+  }
+
+  /** The request a provider gets: the head's fields, the system prose first, the records, the tools. */
+  request(head: string, tools: string, system: string): Json {
+    const systemRecord = system === '' ? [] : [JSON.stringify({ content: system, role: 'system' })];
+    const messages = `[${[...systemRecord, ...this.records].join(',')}]`;
+    return { ...(JSON.parse(head) as { [key: string]: Json }), messages: JSON.parse(messages) as Json, tools: JSON.parse(tools) as Json };
+  }
+}
