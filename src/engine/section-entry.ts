@@ -5,7 +5,7 @@
 import { findSection } from '../prompt/heading-ref.ts';
 import type { Json } from '../prompt/types.ts';
 import { storePathProblem } from './store-path.ts';
-import { failed, type EffectAnswer, type EffectRequest } from './effects.ts';
+import type { EffectAnswer, EffectRequest } from './effects.ts';
 import { luaKindOf, runKindOf, type RunError } from './errors.ts';
 import type { EntrySection, RunContext } from './run-context.ts';
 import { wrapUntrusted } from './untrusted-envelope.ts';
@@ -239,8 +239,7 @@ async function performEffect(run: RunContext, spec: EntrySpec, op: string, paylo
 async function performRequest(run: RunContext, spec: EntrySpec, request: EffectRequest): Promise<EffectAnswer> {
   try {
     // A cancellation ends the wait at once; the effect's late answer is dropped.
-    const stopped = run.stop.whenStopped.then((error) => failed('cancelled', error.message));
-    return await Promise.race([run.effects.perform(spec.chain, request, spec.section.name, run.runId), stopped]);
+    return await Promise.race([run.effects.perform(spec.chain, request, spec.section.name, run.runId), run.stop.stopAnswer]);
   } catch (error) {
     if (error instanceof DeterminismViolation) {
       run.stop.fail({ kind: 'Determinism', message: error.message });
