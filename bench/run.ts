@@ -131,7 +131,7 @@ for (const [name, k] of [['W1 one tool round', 1], ['W2 ten tool rounds', 10]] a
   results[name] = await sample(`${name} (durable journal)`, n(k === 1 ? 300 : 100), op);
 }
 
-for (const k of [0, 10, 100]) {
+for (const k of [0, 10, 100, 1000]) {
   const target = loopPrompt('bench/grab, user-input');
   // Untimed: run to the ask and keep the journal, as a Durable Object would when it suspends.
   let journal: JournalEntry[] = [];
@@ -145,8 +145,25 @@ for (const k of [0, 10, 100]) {
     const outcome = await runOnHost(platform, host(k, true, answering('blue')), { prompt: target, journal });
     if (outcome.status !== 'completed') throw new Error(`W3 resume: ${outcome.error.kind}: ${outcome.error.message}`);
   };
-  results[`W3 N=${k}`] = await sample(`W3 resume after interrupt, N=${k}`, n(k === 100 ? 20 : 100), resume);
+  results[`W3 N=${k}`] = await sample(`W3 resume after interrupt, N=${k}`, n(k >= 1000 ? 10 : k === 100 ? 20 : 100), resume);
 }
 
+// The peers' medians as ../shared/bench-peers/README.md records them (same workloads, same
+// machine kind, Node 20); run those scripts there to measure them afresh.
+const PEERS: Record<string, { aiSdk?: number; langGraph: number }> = {
+  'W1 one tool round': { aiSdk: 206, langGraph: 1959 },
+  'W2 ten tool rounds': { aiSdk: 995, langGraph: 9559 },
+  'W3 N=0': { langGraph: 1059 },
+  'W3 N=10': { langGraph: 2033 },
+  'W3 N=100': { langGraph: 11903 },
+};
+console.log('\nbeside the peers (median us per op; ratio = Runvil / peer)');
+for (const [name, peer] of Object.entries(PEERS)) {
+  const ours = results[name] as number;
+  const vs = (theirs?: number) => (theirs === undefined ? 'n/a' : `${theirs} (${(ours / theirs).toFixed(2)}x)`);
+  console.log(`${name.padEnd(22)} Runvil ${ours.toFixed(0).padStart(7)}   AI SDK ${vs(peer.aiSdk).padEnd(16)} LangGraph ${vs(peer.langGraph)}`);
+}
+const perRound = ((results['W2 ten tool rounds'] as number) - (results['W1 one tool round'] as number)) / 9;
+console.log(`per tool round ((W2 - W1) / 9): Runvil ${perRound.toFixed(0)} us, AI SDK ${((995 - 206) / 9).toFixed(0)} us, LangGraph ${((9559 - 1959) / 9).toFixed(0)} us`);
 console.log(`peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
 console.log(`RESULT ${JSON.stringify(results)}`);
