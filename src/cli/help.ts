@@ -23,6 +23,9 @@ Options:
   --arg KEY=VALUE         a run argument, typed by the prompt's args: declaration (repeatable)
   --script FILE           run on the fixture Host with a scripted model: FILE holds the
                           host, model, answers and seed keys of a test file
+  --model PROVIDER:MODEL  the provider and model of every role (openai, anthropic), such as
+                          openai:gpt-4o-mini; without it each role's models: config decides,
+                          and {} is RUNVIL_DEFAULT_MODEL or the provider whose key is set
   --seed S                the run seed (default: random; "0" or the script's seed with --script)
   --answer TEXT           an operator answer, used in order before asking the terminal (repeatable)
   --json                  print one JSON object {status, result, error, events} instead
@@ -30,6 +33,10 @@ Options:
   --max-instructions N    the run's Lua instruction budget
   --verbose               print the Lua traceback of a failed run
   -h, --help              show this help
+
+Environment: OPENAI_API_KEY, OPENAI_BASE_URL (an OpenAI-compatible server), ANTHROPIC_API_KEY,
+ANTHROPIC_BASE_URL, RUNVIL_DEFAULT_MODEL (provider:model); BRAVE_SEARCH_API_KEY or
+TAVILY_API_KEY for web/search.
 `;
 
 const CHECK = `Usage: runvil check PROMPT.md...

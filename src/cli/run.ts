@@ -1,6 +1,7 @@
 /**
  * `runvil run PROMPT.md`: parses the prompt, checks its arguments, runs it on the local Host
- * (or on the fixture Host with `--script FILE`) and prints the result, or the error.
+ * (its models from the environment, or `--model`) or on the fixture Host with `--script FILE`,
+ * and prints the result, or the error.
  */
 import { randomUUID } from 'node:crypto';
 import { fixtureHost } from '../host/fixture-host.ts';
@@ -35,7 +36,7 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
   const operator = commandLineOperator([...(fixture?.answers ?? []), ...command.answers], io);
   const host: HostConfig = fixture
     ? { ...fixtureHost(fixture.host, [], fixture.model), operator }
-    : localHost(io.env, operator);
+    : localHost(io.env, operator, command.model);
   // A real run gets a fresh seed, so its untrusted-input nonce cannot be guessed; a scripted one is repeatable.
   const seed = command.seed ?? fixture?.seed ?? (fixture ? '0' : randomUUID());
 
