@@ -2,8 +2,8 @@
 "use strict";
 export const validate = validate10;
 export default validate10;
-const schema11 = {"$comment":"The shape of a prompt's frontmatter. scripts/gen-validators.mjs compiles it to frontmatter-validator.generated.js; run `npm run gen` after editing. Keywords whose generated code imports ajv runtime helpers through CommonJS (minLength, maxLength, uniqueItems, const or enum of objects) are avoided so the output stays pure ESM.","type":"object","required":["name","description","runvil"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^[a-z0-9-]{1,64}$"},"description":{"type":"string","pattern":"\\S"},"runvil":{"const":0},"uses":{"type":"array","items":{"type":"string"}},"models":{"type":"object","propertyNames":{"pattern":"^[A-Za-z][A-Za-z0-9_-]{0,63}$"},"additionalProperties":{"$ref":"#/definitions/modelConfig"}},"args":{"type":"object","propertyNames":{"pattern":"^[A-Za-z][A-Za-z0-9_-]{0,63}$"},"additionalProperties":{"$ref":"#/definitions/arg"}}},"definitions":{"modelConfig":{"type":"object","additionalProperties":false,"properties":{"provider":{"type":"string"},"model":{"type":"string"},"temperature":{"type":"number","minimum":0},"max_tokens":{"type":"integer","minimum":1},"base_url":{"type":"string"},"round_cap":{"type":"integer","minimum":1}}},"argType":{"enum":["string","integer","number","boolean","json"]},"arg":{"if":{"type":"string"},"then":{"$ref":"#/definitions/argType"},"else":{"$ref":"#/definitions/argSpec"}},"argSpec":{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"$ref":"#/definitions/argType"},"default":true,"description":{"type":"string"}},"allOf":[{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"string"}}},"then":{"properties":{"default":{"type":"string"}}}},{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"integer"}}},"then":{"properties":{"default":{"type":"integer"}}}},{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"number"}}},"then":{"properties":{"default":{"type":"number"}}}},{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"boolean"}}},"then":{"properties":{"default":{"type":"boolean"}}}}]}}};
-const schema12 = {"type":"object","additionalProperties":false,"properties":{"provider":{"type":"string"},"model":{"type":"string"},"temperature":{"type":"number","minimum":0},"max_tokens":{"type":"integer","minimum":1},"base_url":{"type":"string"},"round_cap":{"type":"integer","minimum":1}}};
+const schema11 = {"$comment":"The shape of a prompt's frontmatter. scripts/gen-validators.mjs compiles it to frontmatter-validator.generated.js; run `npm run gen` after editing. Keywords whose generated code imports ajv runtime helpers through CommonJS (minLength, maxLength, uniqueItems, const or enum of objects) are avoided so the output stays pure ESM.","type":"object","required":["name","description","runvil"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^[a-z0-9-]{1,64}$"},"description":{"type":"string","pattern":"\\S"},"runvil":{"const":0},"uses":{"type":"array","items":{"type":"string"}},"models":{"type":"object","propertyNames":{"pattern":"^[A-Za-z][A-Za-z0-9_-]{0,63}$"},"additionalProperties":{"$ref":"#/definitions/modelConfig"}},"args":{"type":"object","propertyNames":{"pattern":"^[A-Za-z][A-Za-z0-9_-]{0,63}$"},"additionalProperties":{"$ref":"#/definitions/arg"}}},"definitions":{"modelConfig":{"type":"object","additionalProperties":false,"properties":{"provider":{"type":"string"},"model":{"type":"string"},"temperature":{"type":"number","minimum":0},"max_tokens":{"type":"integer","minimum":1},"base_url":{"type":"string"},"round_cap":{"type":"integer","minimum":1},"context_window":{"type":"integer","minimum":1}}},"argType":{"enum":["string","integer","number","boolean","json"]},"arg":{"if":{"type":"string"},"then":{"$ref":"#/definitions/argType"},"else":{"$ref":"#/definitions/argSpec"}},"argSpec":{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"$ref":"#/definitions/argType"},"default":true,"description":{"type":"string"}},"allOf":[{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"string"}}},"then":{"properties":{"default":{"type":"string"}}}},{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"integer"}}},"then":{"properties":{"default":{"type":"integer"}}}},{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"number"}}},"then":{"properties":{"default":{"type":"number"}}}},{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"boolean"}}},"then":{"properties":{"default":{"type":"boolean"}}}}]}}};
+const schema12 = {"type":"object","additionalProperties":false,"properties":{"provider":{"type":"string"},"model":{"type":"string"},"temperature":{"type":"number","minimum":0},"max_tokens":{"type":"integer","minimum":1},"base_url":{"type":"string"},"round_cap":{"type":"integer","minimum":1},"context_window":{"type":"integer","minimum":1}}};
 const pattern0 = new RegExp("^[a-z0-9-]{1,64}$", "u");
 const pattern1 = new RegExp("\\S", "u");
 const pattern2 = new RegExp("^[A-Za-z][A-Za-z0-9_-]{0,63}$", "u");
@@ -641,7 +641,7 @@ for(const key2 in data5){
 let data6 = data5[key2];
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 for(const key3 in data6){
-if(!((((((key3 === "provider") || (key3 === "model")) || (key3 === "temperature")) || (key3 === "max_tokens")) || (key3 === "base_url")) || (key3 === "round_cap"))){
+if(!(((((((key3 === "provider") || (key3 === "model")) || (key3 === "temperature")) || (key3 === "max_tokens")) || (key3 === "base_url")) || (key3 === "round_cap")) || (key3 === "context_window"))){
 const err13 = {instancePath:instancePath+"/models/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/definitions/modelConfig/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err13];
@@ -763,9 +763,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err23 = {instancePath:instancePath+"/models/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/definitions/modelConfig/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data6.context_window !== undefined){
+let data13 = data6.context_window;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err23 = {instancePath:instancePath+"/models/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/context_window",schemaPath:"#/definitions/modelConfig/properties/context_window/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -774,10 +775,9 @@ vErrors.push(err23);
 }
 errors++;
 }
-}
-}
-else {
-const err24 = {instancePath:instancePath+"/models",schemaPath:"#/properties/models/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 < 1 || isNaN(data13)){
+const err24 = {instancePath:instancePath+"/models/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/context_window",schemaPath:"#/definitions/modelConfig/properties/context_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -787,14 +787,10 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data.args !== undefined){
-let data13 = data.args;
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-for(const key4 in data13){
-const _errs34 = errors;
-if(typeof key4 === "string"){
-if(!pattern2.test(key4)){
-const err25 = {instancePath:instancePath+"/args",schemaPath:"#/properties/args/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][A-Za-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z][A-Za-z0-9_-]{0,63}$"+"\"",propertyName:key4};
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/models/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/definitions/modelConfig/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -804,9 +800,9 @@ vErrors.push(err25);
 errors++;
 }
 }
-var valid7 = _errs34 === errors;
-if(!valid7){
-const err26 = {instancePath:instancePath+"/args",schemaPath:"#/properties/args/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid"};
+}
+else {
+const err26 = {instancePath:instancePath+"/models",schemaPath:"#/properties/models/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -816,15 +812,14 @@ vErrors.push(err26);
 errors++;
 }
 }
-for(const key5 in data13){
-if(!(validate11(data13[key5], {instancePath:instancePath+"/args/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data13,parentDataProperty:key5,rootData}))){
-vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err27 = {instancePath:instancePath+"/args",schemaPath:"#/properties/args/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.args !== undefined){
+let data14 = data.args;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+for(const key4 in data14){
+const _errs36 = errors;
+if(typeof key4 === "string"){
+if(!pattern2.test(key4)){
+const err27 = {instancePath:instancePath+"/args",schemaPath:"#/properties/args/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][A-Za-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[A-Za-z][A-Za-z0-9_-]{0,63}$"+"\"",propertyName:key4};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -834,14 +829,44 @@ vErrors.push(err27);
 errors++;
 }
 }
-}
-else {
-const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var valid7 = _errs36 === errors;
+if(!valid7){
+const err28 = {instancePath:instancePath+"/args",schemaPath:"#/properties/args/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err28];
 }
 else {
 vErrors.push(err28);
+}
+errors++;
+}
+}
+for(const key5 in data14){
+if(!(validate11(data14[key5], {instancePath:instancePath+"/args/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data14,parentDataProperty:key5,rootData}))){
+vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/args",schemaPath:"#/properties/args/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+else {
+const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
 }
 errors++;
 }

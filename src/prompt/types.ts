@@ -27,6 +27,8 @@ export interface ModelConfig {
   max_tokens?: number;
   base_url?: string;
   round_cap?: number;
+  /** Tokens the model's context holds; rounds that cannot fit are refused before they are sent. */
+  context_window?: number;
 }
 
 /** The type of one run argument declared under `args:`. */

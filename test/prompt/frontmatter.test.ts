@@ -118,7 +118,7 @@ describe('models:', () => {
 
   it('refuses unknown settings and wrongly typed ones', () => {
     expect(messages(['models:', '  writer: { api_key: x, temperature: hot, round_cap: 0 }'])).toEqual([
-      'invalid frontmatter: unknown key `api_key` in `models.writer`; allowed keys: provider, model, temperature, max_tokens, base_url, round_cap',
+      'invalid frontmatter: unknown key `api_key` in `models.writer`; allowed keys: provider, model, temperature, max_tokens, base_url, round_cap, context_window',
       'invalid frontmatter: `models.writer.temperature` must be a number, got "hot"',
       'invalid frontmatter: `models.writer.round_cap` must be at least 1, got 0',
     ]);
