@@ -10,12 +10,15 @@ import { digestText } from './journal.ts';
 export class Conversation {
   private readonly records: string[] = [];
   private readonly prefixDigests: string[] = [];
+  private characters = 0;
 
   /** Replaces the records from position `from` (1-based) on with `texts`. */
   update(from: number, texts: readonly string[]): void {
+    for (const dropped of this.records.slice(from - 1)) this.characters -= dropped.length;
     this.records.length = from - 1;
     this.prefixDigests.length = from - 1;
     for (const text of texts) {
+      this.characters += text.length;
       const previous = this.prefixDigests[this.prefixDigests.length - 1] ?? '';
       this.records.push(text);
       this.prefixDigests.push(digestText(previous + text));
@@ -25,6 +28,15 @@ export class Conversation {
   /** The digest of a round over these records with the given head and tools. */
   digest(head: string, tools: string): string {
     return digestText(`${head}\n${digestText(tools)}\n${this.prefixDigests[this.prefixDigests.length - 1] ?? ''}`);
+  }
+
+  /**
+   * About how many tokens a round over these records takes: a character count over four,
+   * plus a little per record. An estimate that needs no tokenizer and no I/O, so replays
+   * reach the same verdict.
+   */
+  estimateTokens(tools: string, system: string): number {
+    return Math.ceil((this.characters + tools.length + system.length) / 4) + 4 * (this.records.length + 1);
   }
 
   /** The request a provider gets: the head's fields, the system prose first, the records, the tools. */

@@ -15,6 +15,13 @@ export interface EntrySection extends SectionBody {
   name: string;
 }
 
+/** Token usage summed over a run's model rounds. */
+export interface RunUsage {
+  rounds: number;
+  input_tokens: number;
+  output_tokens: number;
+}
+
 /** Everything a run's entries share. */
 export interface RunContext {
   runId: string;
@@ -36,6 +43,8 @@ export interface RunContext {
   replies: { [section: string]: string };
   /** The last model step's reply: the run result when the walk ends without a value. */
   lastReply: string;
+  /** The run's model rounds and the tokens their providers reported. */
+  usage: RunUsage;
   /** The role entries use when they pick none (models.default). */
   defaultRole: string | null;
   /** The run's Packs and tools (data only). */

@@ -11,7 +11,7 @@ import { EventLog, type RunEvent } from './events.ts';
 import { EffectRunner, type JournalEntry } from './journal.ts';
 import type { LuaPlatform } from './lua/vm.ts';
 import { runtimeChunk } from './lua/runtime/index.ts';
-import type { RunContext } from './run-context.ts';
+import type { RunContext, RunUsage } from './run-context.ts';
 import { deriveRunSeed } from './run-seed.ts';
 import { enterSection, type EntryOutcome } from './section-entry.ts';
 import { VarState } from './var-state.ts';
@@ -42,8 +42,8 @@ export interface RunOptions {
 
 /** How a run ended. */
 export type RunOutcome =
-  | { status: 'completed'; result: string; events: RunEvent[]; journal: JournalEntry[] }
-  | { status: 'failed'; error: RunError; events: RunEvent[]; journal: JournalEntry[] };
+  | { status: 'completed'; result: string; events: RunEvent[]; journal: JournalEntry[]; usage?: RunUsage }
+  | { status: 'failed'; error: RunError; events: RunEvent[]; journal: JournalEntry[]; usage?: RunUsage };
 
 /** Runs a prompt to its end. */
 export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
@@ -68,6 +68,7 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
     lastReply: '',
     catalog: options.catalog ?? EMPTY_CATALOG,
     defaultRole: null,
+    usage: { rounds: 0, input_tokens: 0, output_tokens: 0 },
   };
   const place = { section: null, task: '0', turn: 0 };
   events.emit('run_started', place, { prompt: options.prompt.frontmatter.name, args: run.args });
@@ -83,13 +84,13 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
     });
   }
   if (ended.status === 'failed') return fail(run, ended.error);
-  events.emit('run_completed', place, { result: ended.result });
-  return { status: 'completed', result: ended.result, events: events.all(), journal: effects.journal() };
+  events.emit('run_completed', place, { result: ended.result, usage: { ...run.usage } });
+  return { status: 'completed', result: ended.result, events: events.all(), journal: effects.journal(), usage: run.usage };
 }
 
 function fail(run: RunContext, error: RunError): RunOutcome {
-  run.events.emit('run_failed', { section: null, task: '0', turn: 0 }, { error: { kind: error.kind, message: error.message } });
-  return { status: 'failed', error, events: run.events.all(), journal: run.effects.journal() };
+  run.events.emit('run_failed', { section: null, task: '0', turn: 0 }, { error: { kind: error.kind, message: error.message }, usage: { ...run.usage } });
+  return { status: 'failed', error, events: run.events.all(), journal: run.effects.journal(), usage: run.usage };
 }
 
 type WalkEnd = { status: 'completed'; result: string } | { status: 'failed'; error: RunError };

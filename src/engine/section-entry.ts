@@ -61,6 +61,11 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
           // from 0: a one-off round (models.infer) over its own single record.
           const target = from === 0 ? new Conversation() : conversation;
           target.update(from === 0 ? 1 : Number(from), texts.slice(0, Number(count)).map(String));
+          const refusal = precheck(target, String(head), String(tools), String(role), run.prompt.h1.prose);
+          if (refusal) {
+            step = thread.resume([false, 'context', refusal]);
+            continue;
+          }
           const request = roundRequest(target, String(head), String(tools), String(role), run.prompt.h1.prose);
           const answer = await performRequest(run, spec, request);
           const now = run.stop.stopped;
@@ -292,6 +297,18 @@ function roundRequest(conversation: Conversation, head: string, tools: string, r
 }
 
 /**
+ * The context precheck: a round whose conversation cannot fit the role's context window is
+ * refused before it is sent (the loop then compacts and retries once).
+ */
+function precheck(conversation: Conversation, head: string, tools: string, role: string, system: string): string | null {
+  const window = (JSON.parse(head) as { config?: { context_window?: number } }).config?.context_window;
+  if (typeof window !== 'number') return null;
+  const needed = conversation.estimateTokens(tools, system);
+  if (needed <= window) return null;
+  return `the round needs about ${needed} tokens, more than the context window of ${window} that role "${role}" declares`;
+}
+
+/**
  * A model round's answer as the Lua runtime reads it: content, the number of calls, then
  * (id, name, arguments JSON) per call. Reports the round's model_turn_completed here, where
  * the reply is at hand, rather than re-encoding it in Lua.
@@ -300,6 +317,7 @@ function answerRound(run: RunContext, spec: EntrySpec, role: string, turn: numbe
   if (!answer.ok) return [false, answer.error.kind, answer.error.message];
   const checked = checkReply(answer.value);
   if (typeof checked === 'string') return [false, 'model', checked];
+  addUsage(run, checked.usage);
   run.events.emit('model_turn_completed', { section: spec.section.name, task: spec.chain, turn }, {
     content: checked.content,
     role,
@@ -351,6 +369,14 @@ async function performBatch(run: RunContext, spec: EntrySpec, flat: LuaScalar[])
     run.events.emit('tool_result', place, { alias: call.name, content: text, tool: call.tool, tool_call_id: call.callId, trusted: answer.ok && trusted });
   });
   return values;
+}
+
+function addUsage(run: RunContext, usage: Json): void {
+  run.usage.rounds++;
+  if (usage && typeof usage === 'object' && !Array.isArray(usage)) {
+    if (typeof usage.input_tokens === 'number') run.usage.input_tokens += usage.input_tokens;
+    if (typeof usage.output_tokens === 'number') run.usage.output_tokens += usage.output_tokens;
+  }
 }
 
 function catalogLeaf(run: RunContext, id: LuaScalar): string {

@@ -40,7 +40,7 @@ env.ui = state.ui()
 -- a section VM is made per entry, so the runtime a VM loads up front is kept small.
 local load_module = __rv_module
 __rv_module = nil
-local MODULE_TABLES = { tools = { 'tools', 'packs' }, models = { 'models', 'messages' } }
+local MODULE_TABLES = { tools = { 'tools', 'packs' }, models = { 'models', 'messages', 'compactors' } }
 local loaded = {}
 function R.ensure(name)
   if loaded[name] then return end

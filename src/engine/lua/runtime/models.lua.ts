@@ -122,6 +122,14 @@ end
 
 --- One model round: sends the request as an effect (the driver reports the round's event),
 --- returns the reply: content and calls {id, name, arguments_json}.
+--- A round refused by the context precheck is not sent, so it takes no round number.
+local function send_round(role, config_json, question, rendered)
+  local ok, reply, turn = pcall(R.model_round_raw, role, config_json, question, rendered)
+  if ok then return reply, turn end
+  if type(reply) == 'table' and rawget(reply, 'kind') == 'context' then R.round = R.round - 1 end
+  error(reply, 0)
+end
+
 --- question is nil for a round over the entry's conversation, or the text of a one-off round
 --- (models.infer), which sends only that question.
 local function model_round(role, config_json, question, rendered)
@@ -143,6 +151,8 @@ local function model_round(role, config_json, question, rendered)
   end
   return { content = answer[1], tool_calls = calls }, turn
 end
+R.model_round_raw = model_round
+model_round = send_round
 
 local function infer(role, config_json, text)
   if type(text) == 'number' then text = R.scalar_text(text) end
@@ -228,12 +238,78 @@ local function gate(calls, rendered, turn)
   end
 end
 
+-- Compaction ---------------------------------------------------------------------------------
+
+local compactor_list = {}
+local compactors = R.lazy_tables.compactors
+function compactors.add(fn)
+  if type(fn) ~= 'function' then R.raise('lua', 'compactors.add takes a function(records) that returns the records to keep, got ' .. R.typename(fn)) end
+  compactor_list[#compactor_list + 1] = fn
+end
+function compactors.clear() compactor_list = {} end
+
+local SUMMARY_REQUEST = 'Summarize the conversation below for your own later use. Keep every fact, '
+  .. 'decision, open question and tool result that still matters; leave out pleasantries. '
+  .. 'Reply with the summary only.\n\n'
+
+--- The default compactor: one round (no tools) summarizes the conversation; the summary
+--- replaces it, followed by the user records that came after the last reply.
+local function summarize(role, config_json, records)
+  local lines, keep_from = {}, #records + 1
+  for i = #records, 1, -1 do
+    if records[i].role ~= 'user' then break end
+    keep_from = i
+  end
+  for i = 1, keep_from - 1 do
+    local r = records[i]
+    local line = r.role .. ': ' .. (r.content or '')
+    if r.tool_calls then line = line .. ' [calls ' .. json.try_encode(r.tool_calls) .. ']' end
+    lines[#lines + 1] = line
+  end
+  if #lines == 0 then return records end
+  local summary = model_round(role, config_json, SUMMARY_REQUEST .. table_concat(lines, '\n'), nil).content
+  local out = { { role = 'user', content = 'Summary of the conversation so far:\n' .. summary } }
+  for i = keep_from, #records do out[#out + 1] = records[i] end
+  return out
+end
+
+--- Replaces the conversation with what the compactors make of it. The section's rendered
+--- tool list belongs to the section, so it stays as it is.
+local function compact(role, config_json)
+  if R.handler_depth > 0 then R.raise('lua', 'models.compact is unavailable inside a local tool handler') end
+  local records = {}
+  for i = 1, #items do records[i] = items[i] end
+  local before = #records
+  if #compactor_list == 0 then
+    local ok, summarized = pcall(summarize, role, config_json, records)
+    if not ok then
+      if type(summarized) == 'table' and rawget(summarized, 'kind') == 'context' then
+        R.raise('model', summarized.message .. ', so the conversation is too long to summarize in one round; add a compactor with compactors.add')
+      end
+      error(summarized, 0)
+    end
+    records = summarized
+  else
+    for _, fn in ipairs(compactor_list) do
+      records = fn(records)
+      if type(records) ~= 'table' then R.raise('lua', 'a compactor must return a list of records, got ' .. R.typename(records)) end
+    end
+  end
+  local kept = {}
+  for i, r in ipairs(records) do kept[i] = as_record(r, i) end
+  for i = #items, 1, -1 do items[i] = nil end
+  for i, r in ipairs(kept) do items[i] = r end
+  dirty = 1
+  R.event('conversation_compacted', { before = before, after = #kept })
+end
+
 local function loop(role, config_json)
   if R.handler_depth > 0 then
     R.raise('lua', 'models.loop is unavailable inside a local tool handler; a handler can ask a side question with models.infer')
   end
   local cap = json.decode(config_json).round_cap or 32
   local rounds = 0
+  local compacted = false
   while true do
     if #messages == 0 then R.raise('lua', 'models.loop: messages is empty; add a message with messages:user(text) first') end
     local rendered = R.render_tools()
@@ -241,7 +317,21 @@ local function loop(role, config_json)
       R.raise('tool', 'models.loop reached its round cap of ' .. cap .. ' rounds without a final reply')
     end
     rounds = rounds + 1
-    local reply, turn = model_round(role, config_json, nil, rendered)
+    local ok, reply, turn = pcall(model_round, role, config_json, nil, rendered)
+    if not ok then
+      -- A round too big for the context window: compact once, then retry it.
+      if type(reply) == 'table' and rawget(reply, 'kind') == 'context' and not compacted then
+        compacted = true
+        rounds = rounds - 1
+        compact(role, config_json)
+        goto continue
+      end
+      if type(reply) == 'table' and rawget(reply, 'kind') == 'context' then
+        R.raise('model', reply.message .. ', even after compacting the conversation')
+      end
+      error(reply, 0)
+    end
+    compacted = false
     local calls = reply.tool_calls
     if #calls == 0 then
       messages[#messages + 1] = { role = 'assistant', content = reply.content }
@@ -261,6 +351,7 @@ local function loop(role, config_json)
     for i, call in ipairs(calls) do
       messages[#messages + 1] = { role = 'tool', content = results[i], tool_call_id = call.id }
     end
+    ::continue::
   end
 end
 
@@ -287,6 +378,11 @@ end
 function models.infer(text)
   local role, config = resolve_role(current_role)
   return infer(role, config, text)
+end
+
+function models.compact()
+  local role, config = resolve_role(current_role)
+  compact(role, config)
 end
 
 function models.loop()
