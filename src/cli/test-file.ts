@@ -2,7 +2,9 @@
  * The prompt test file format (DESIGN.md, "Prompt test files") and the `--script` file of
  * `runvil run`, which holds the same `host`, `model`, `answers` and `seed` keys. A file
  * that does not fit the format (an unknown key at any level, a value of the wrong kind, a
- * missing prompt) is a usage error with the line and column of each problem.
+ * missing prompt) is a usage error with the line and column of each problem. The shape is
+ * test-file-schema.json, checked by its generated validator (yaml-shape.ts places the
+ * problems); the rules no schema states (prompt or source, returns or fails) are checked here.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, relative, resolve } from 'node:path';
@@ -10,7 +12,8 @@ import type { FixtureHostSpec } from '../host/fixture-host.ts';
 import type { FixturePackSpec } from '../host/fixture-pack.ts';
 import type { ScriptedReply } from '../models/scripted.ts';
 import type { Json } from '../prompt/types.ts';
-import { parseShaped, pathText, type Shape, type ShapeProblem } from './yaml-shape.ts';
+import { validateScriptFile, validateTestFile } from './test-file-validator.generated.js';
+import { parseShaped, pathText, type ShapeProblem } from './yaml-shape.ts';
 
 /** What a test expects; every expectation given must hold. */
 export interface Expectation {
@@ -44,52 +47,6 @@ export interface PromptTest extends Fixture {
 /** A file that does not fit its format: every problem, each with its place. */
 export type FormatOutcome<T> = { ok: true; value: T } | { ok: false; problems: ShapeProblem[] };
 
-const TEXT: Shape = { kind: 'text' };
-const BOOLEAN: Shape = { kind: 'boolean' };
-const ANY: Shape = { kind: 'any' };
-const texts = (label: string): Shape => ({ kind: 'list', items: TEXT, label });
-const textMap = (label: string): Shape => ({ kind: 'map', values: TEXT, label });
-
-const TOOL: Shape = {
-  kind: 'record',
-  fields: { name: TEXT, description: TEXT, parameters: ANY, output: TEXT, trusted: BOOLEAN, returns: TEXT, fails: TEXT },
-};
-const PACK: Shape = { kind: 'record', fields: { prelude: TEXT, tools: { kind: 'list', items: TOOL, label: 'a list of tools' } } };
-const WEB: Shape = {
-  kind: 'either',
-  label: 'false, or a map with pages, search or unavailable',
-  options: [
-    BOOLEAN,
-    {
-      kind: 'record',
-      fields: { pages: textMap('a map of url to page text'), search: textMap('a map of query to results text'), unavailable: TEXT },
-    },
-  ],
-};
-const HOST: Shape = {
-  kind: 'record',
-  fields: { web: WEB, 'user-input': BOOLEAN, packs: { kind: 'map', values: PACK, label: 'a map of Pack name to Pack' } },
-};
-const TOOL_CALL: Shape = { kind: 'record', fields: { id: TEXT, name: TEXT, arguments: ANY } };
-const REPLY: Shape = { kind: 'record', fields: { content: TEXT, tool_calls: { kind: 'list', items: TOOL_CALL, label: 'a list of tool calls' } } };
-const MODEL: Shape = { kind: 'list', items: REPLY, label: 'a list of scripted replies' };
-const EXPECT: Shape = {
-  kind: 'record',
-  fields: {
-    result: TEXT,
-    result_contains: TEXT,
-    result_matches: TEXT,
-    error: { kind: 'record', fields: { kind: TEXT, message: TEXT, contains: TEXT } },
-    events: texts('a list of event types'),
-  },
-};
-const FIXTURE_FIELDS = { host: HOST, model: MODEL, answers: texts('a list of answers'), seed: TEXT };
-const TEST_FILE: Shape = {
-  kind: 'record',
-  fields: { prompt: TEXT, source: TEXT, args: { kind: 'map', values: ANY, label: 'a map of arg name to value' }, ...FIXTURE_FIELDS, expect: EXPECT },
-};
-const SCRIPT_FILE: Shape = { kind: 'record', fields: FIXTURE_FIELDS };
-
 interface RawFixture {
   host?: {
     web?: boolean | { pages?: Record<string, unknown>; search?: Record<string, unknown>; unavailable?: unknown };
@@ -110,7 +67,7 @@ interface RawTest extends RawFixture {
 
 /** Reads a `--script` file of `runvil run`. */
 export function parseScriptFile(text: string): FormatOutcome<Fixture> {
-  const parsed = parseShaped(text, SCRIPT_FILE, 'the script file');
+  const parsed = parseShaped(text, validateScriptFile, 'the script file');
   if (!parsed.ok) return parsed;
   const problems: ShapeProblem[] = [];
   const fixture = readFixture(parsed.value as RawFixture, (path, message) => problems.push({ message, ...parsed.place(path) }));
@@ -119,7 +76,7 @@ export function parseScriptFile(text: string): FormatOutcome<Fixture> {
 
 /** Reads and checks one test file; `file` is its path as found. */
 export async function loadTestFile(file: string): Promise<FormatOutcome<PromptTest>> {
-  const parsed = parseShaped(await readFile(file, 'utf8'), TEST_FILE, 'the test file');
+  const parsed = parseShaped(await readFile(file, 'utf8'), validateTestFile, 'the test file');
   if (!parsed.ok) return parsed;
   const raw = parsed.value as RawTest;
   const problems: ShapeProblem[] = [];

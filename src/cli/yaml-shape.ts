@@ -1,22 +1,19 @@
 /**
- * Checking a YAML document against the shape of a file format (the test files, the
- * `--script` files), with the line and column of every problem: an unknown key at any
- * level, a value of the wrong kind, a YAML syntax error.
+ * Checking a YAML document against a file format's JSON Schema (the test files, the
+ * `--script` files; src/cli/test-file-schema.json, compiled ahead of time into
+ * test-file-validator.generated.js), with the line and column of every problem: an unknown
+ * key at any level, a value of the wrong kind, a YAML syntax error.
+ *
+ * The validator sees the plain data; this layer maps each of its errors back to the YAML
+ * node it is about (the key of an unknown key, else the value, else the value's key when
+ * the value is empty). A schema node's `description` is how a message names what the value
+ * must be, such as `answers` must be a list of answers.
  */
+import type { ErrorObject } from 'ajv';
 import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Document, type Node } from 'yaml';
 
-/** What a value may be. `label` names a value in messages, such as "a list of texts". */
-export type Shape =
-  | { kind: 'text' }
-  | { kind: 'boolean' }
-  | { kind: 'any' }
-  /** A map with fixed keys; `fields` lists every key it may hold. */
-  | { kind: 'record'; fields: Record<string, Shape> }
-  /** A map with keys of the writer's choosing (urls, queries, Pack names), values of one shape. */
-  | { kind: 'map'; values: Shape; label: string }
-  | { kind: 'list'; items: Shape; label: string }
-  /** One of several shapes, told apart by the YAML node kind (scalar, map or list). */
-  | { kind: 'either'; options: Shape[]; label: string };
+/** A generated validator: on failure, `errors` holds every ajv error. */
+export type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
 
 /** A problem with its place in the file. */
 export interface ShapeProblem {
@@ -28,8 +25,8 @@ export interface ShapeProblem {
 /** A parsed document with positions, or its problems. */
 export type ShapeResult = { ok: true; value: unknown; doc: Document; place: (path: (string | number)[]) => { line: number; column: number } } | { ok: false; problems: ShapeProblem[] };
 
-/** Parses `text` and checks it against `shape`; `what` names the whole file in messages. */
-export function parseShaped(text: string, shape: Shape, what: string): ShapeResult {
+/** Parses `text` and checks it with `validate`; `what` names the whole file in messages. */
+export function parseShaped(text: string, validate: Validate, what: string): ShapeResult {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false });
   const at = (offset: number) => {
@@ -42,91 +39,95 @@ export function parseShaped(text: string, shape: Shape, what: string): ShapeResu
       problems: doc.errors.map((error) => ({ message: `invalid YAML: ${firstLine(error.message)}`, ...at(error.pos[0]) })),
     };
   }
-  const problems: ShapeProblem[] = [];
-  if (!doc.contents) {
-    problems.push({ message: `${what} is empty`, line: 1, column: 1 });
-  } else if (!isMap(doc.contents)) {
-    problems.push({ message: `${what} must be a YAML map of keys`, ...at(doc.contents.range?.[0] ?? 0) });
-  } else {
-    visit(doc.contents, shape, [], what, problems, at);
+  if (!doc.contents) return { ok: false, problems: [{ message: `${what} is empty`, line: 1, column: 1 }] };
+  if (!isMap(doc.contents)) {
+    return { ok: false, problems: [{ message: `${what} must be a YAML map of keys`, ...at(doc.contents.range?.[0] ?? 0) }] };
   }
-  if (problems.length > 0) return { ok: false, problems };
+  const value: unknown = doc.toJS();
+  if (!validate(value)) {
+    const problems: ShapeProblem[] = [];
+    const seen = new Set<string>();
+    for (const error of validate.errors ?? []) {
+      const problem = describe(error, doc, value, what, at);
+      const key = `${problem?.line}:${problem?.column}:${problem?.message}`;
+      if (problem && !seen.has(key)) {
+        seen.add(key);
+        problems.push(problem);
+      }
+    }
+    return { ok: false, problems: problems.sort((a, b) => a.line - b.line || a.column - b.column) };
+  }
   const place = (path: (string | number)[]) => {
     const node = doc.getIn(path, true) as Node | undefined;
     return at(node?.range?.[0] ?? 0);
   };
-  return { ok: true, value: doc.toJS(), doc, place };
+  return { ok: true, value, doc, place };
 }
 
 type At = (offset: number) => { line: number; column: number };
 
-function visit(node: unknown, shape: Shape, path: (string | number)[], what: string, problems: ShapeProblem[], at: At, fallback = 0): void {
-  // An empty value (`expect:` with nothing after it) has no node; point at its key instead.
-  const offset = (node as Node | null)?.range?.[0] ?? fallback;
-  const wrong = (expected: string) => problems.push({ message: `\`${pathText(path)}\` must be ${expected}`, ...at(offset) });
-  switch (shape.kind) {
-    case 'any':
-      return;
-    case 'text':
-      // Numbers count as text, so `seed: 42` and `id: 1` read as written.
-      if (!isScalar(node) || (typeof node.value !== 'string' && typeof node.value !== 'number')) wrong('a text');
-      return;
-    case 'boolean':
-      if (!isScalar(node) || typeof node.value !== 'boolean') wrong('true or false');
-      return;
-    case 'record': {
-      if (!isMap(node)) return void wrong('a map');
-      for (const pair of node.items) {
-        const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
-        const field = shape.fields[key];
-        if (!Object.hasOwn(shape.fields, key) || !field) {
-          const where = path.length === 0 ? what : `\`${pathText(path)}\``;
-          problems.push({ message: `unknown key \`${key}\` in ${where}`, ...at(keyOffset(pair.key, offset)) });
-          continue;
-        }
-        visit(pair.value, field, [...path, key], what, problems, at, keyOffset(pair.key, offset));
-      }
-      return;
+/** One validator error as a positioned message; null for errors that only restate another. */
+function describe(error: ErrorObject, doc: Document, value: unknown, what: string, at: At): ShapeProblem | null {
+  const path = pathOf(error.instancePath, value);
+  switch (error.keyword) {
+    case 'additionalProperties': {
+      const key = String((error.params as { additionalProperty?: unknown }).additionalProperty);
+      const where = path.length === 0 ? what : `\`${pathText(path)}\``;
+      return { message: `unknown key \`${key}\` in ${where}`, ...at(offsetOf(doc, [...path, key], 'key')) };
     }
-    case 'map': {
-      if (!isMap(node)) return void wrong(shape.label);
-      for (const pair of node.items) {
-        const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
-        visit(pair.value, shape.values, [...path, key], what, problems, at, keyOffset(pair.key, offset));
-      }
-      return;
-    }
-    case 'list':
-      if (!isSeq(node)) return void wrong(shape.label);
-      node.items.forEach((item, index) => visit(item, shape.items, [...path, index], what, problems, at, offset));
-      return;
-    case 'either': {
-      const option = shape.options.find((candidate) => nodeFits(node, candidate));
-      if (!option) return void wrong(shape.label);
-      visit(node, option, path, what, problems, at, offset);
-      return;
+    case 'if':
+      // "must match the then schema": the error inside `then` says what is wrong.
+      return null;
+    default: {
+      const label = (error.parentSchema as { description?: unknown } | undefined)?.description;
+      const expected = typeof label === 'string' ? label : (error.message ?? 'valid');
+      return { message: `\`${pathText(path)}\` must be ${expected}`, ...at(offsetOf(doc, path, 'value')) };
     }
   }
 }
 
-function keyOffset(key: unknown, fallback: number): number {
-  return (key as Node | null)?.range?.[0] ?? fallback;
+/** A JSON Pointer as a path, indexes into lists as numbers. */
+function pathOf(pointer: string, value: unknown): (string | number)[] {
+  const path: (string | number)[] = [];
+  let node = value;
+  for (const raw of pointer.split('/').slice(1)) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (Array.isArray(node)) {
+      path.push(Number(part));
+      node = node[Number(part)];
+    } else {
+      path.push(part);
+      node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined;
+    }
+  }
+  return path;
 }
 
-function nodeFits(node: unknown, shape: Shape): boolean {
-  switch (shape.kind) {
-    case 'record':
-    case 'map':
-      return isMap(node);
-    case 'list':
-      return isSeq(node);
-    case 'boolean':
-      return isScalar(node) && typeof node.value === 'boolean';
-    case 'text':
-      return isScalar(node) && (typeof node.value === 'string' || typeof node.value === 'number');
-    default:
-      return true;
+/**
+ * The offset of the node at `path`: its key (`key`), or its value falling back to its key
+ * when the value is empty (`expect:` with nothing after it has no node of its own).
+ */
+function offsetOf(doc: Document, path: readonly (string | number)[], want: 'key' | 'value'): number {
+  let node: unknown = doc.contents;
+  let keyOffset = 0;
+  let valueOffset = (node as Node | null)?.range?.[0] ?? 0;
+  for (const part of path) {
+    if (isMap(node)) {
+      const pair = node.items.find((item) => (isScalar(item.key) ? String(item.key.value) : String(item.key)) === String(part));
+      if (!pair) break;
+      keyOffset = (pair.key as Node | null)?.range?.[0] ?? valueOffset;
+      node = pair.value;
+      valueOffset = (node as Node | null)?.range?.[0] ?? keyOffset;
+    } else if (isSeq(node) && typeof part === 'number') {
+      const item = node.items[part];
+      node = item;
+      valueOffset = (item as Node | null)?.range?.[0] ?? valueOffset;
+      keyOffset = valueOffset;
+    } else {
+      break;
+    }
   }
+  return want === 'key' ? keyOffset : valueOffset;
 }
 
 /** `host.packs["acme/stats"].tools[0]`-style paths; plain keys joined with dots. */

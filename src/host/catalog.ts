@@ -7,12 +7,15 @@ import { parseToolId, wireName, isValidWireName } from '../prompt/name-grammar.t
 import type { Json, Prompt } from '../prompt/types.ts';
 import type { Pack, ServiceDirectory } from './pack.ts';
 import { TASK_BUILTINS, type CatalogTool, type RunCatalog } from '../engine/catalog.ts';
+import { checkPackManifest, manifestName } from './pack-manifest.ts';
 
 /** The outcome of preparing a run: its catalog, or the requirements notice. */
 export type Prepared = { ok: true; catalog: RunCatalog; packs: Map<string, Pack> } | { ok: false; notice: string };
 
 /** Prepares a run of prompt with the Host's Packs and services. */
-export function prepareCatalog(prompt: Prompt, registry: readonly Pack[], services: ServiceDirectory): Prepared {
+export function prepareCatalog(prompt: Prompt, hostPacks: readonly Pack[], services: ServiceDirectory): Prepared {
+  const log: string[] = [];
+  const registry = namedPacks(hostPacks, log);
   const byFqName = new Map(registry.map((pack) => [pack.manifest.fqName, pack]));
   const declared = prompt.frontmatter.uses;
   const declaredIds = new Set(declared.map((entry) => entry.packId));
@@ -40,7 +43,6 @@ export function prepareCatalog(prompt: Prompt, registry: readonly Pack[], servic
     else chosen.set(id, pack);
   }
 
-  const log: string[] = [];
   const tools = collectTools(chosen, log);
   const packs = [...chosen.entries()]
     .map(([id, pack]) => ({ id, fqName: pack.manifest.fqName, description: pack.manifest.description, declared: declaredIds.has(id) }))
@@ -61,7 +63,29 @@ function missingLine(text: string, vendor: string, packId: string, fqName: strin
   return `- missing required Pack: ${packId}`;
 }
 
+/**
+ * The Packs that can be named: a Pack whose manifest gives no usable fully qualified name is
+ * left out of the run with a log line (it could be neither declared nor reported); one whose
+ * manifest is otherwise broken stays, to be reported unavailable (pack-manifest.ts).
+ */
+function namedPacks(hostPacks: readonly Pack[], log: string[]): Pack[] {
+  const named: Pack[] = [];
+  hostPacks.forEach((pack, index) => {
+    const manifest: unknown = typeof pack === 'object' && pack !== null ? pack.manifest : undefined;
+    if (manifestName(manifest) !== null) return void named.push(pack);
+    const problems = checkPackManifest(manifest);
+    const problem = problems.find((text) => text.includes('fqName')) ?? problems[0] ?? 'it gives no `fqName`';
+    log.push(`Pack ${index + 1} of the Host's registry has an invalid manifest (${problem}); left out`);
+  });
+  return named;
+}
+
 function unavailability(pack: Pack, services: ServiceDirectory): { text: string; line: (id: string) => string } | null {
+  const problems = checkPackManifest(pack.manifest);
+  if (problems.length > 0) {
+    const reason = `the Pack's manifest is invalid: ${problems.join('; ')}`;
+    return { text: reason, line: (id) => `- ${id} is unavailable: ${reason}` };
+  }
   for (const service of pack.manifest.services ?? []) {
     if (services.get(service) === undefined) {
       return {

@@ -8,6 +8,7 @@ import type { ModelProvider, ModelRequest } from '../models/provider.ts';
 import type { Operator } from './operator.ts';
 import type { Pack, ServiceDirectory } from './pack.ts';
 import type { RunStore } from './run-store.ts';
+import { checkToolArguments } from './tool-arguments.ts';
 
 /** Chooses the provider for a role's model config; a string is why there is none. */
 export interface ModelDirectory {
@@ -61,6 +62,10 @@ export function createHarness(options: HarnessOptions): Harness {
 async function callTool(options: HarnessOptions, tool: string, args: Json, effect: { chain: string; seq: number }): Promise<EffectAnswer> {
   const pack = options.packs.get(tool.split('/')[0]!);
   if (!pack) return failed('tool', `${tool}: no Pack serves this tool in this run`);
+  // Arguments that do not fit the tool's JSON Schema fail the call before the Pack sees it.
+  const manifest = pack.manifest.tools.find((entry) => entry.id === tool);
+  const mismatch = manifest ? checkToolArguments(manifest, args ?? {}) : null;
+  if (mismatch !== null) return failed('tool', mismatch);
   const context = {
     runId: options.runId,
     store: options.store,
