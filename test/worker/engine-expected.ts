@@ -70,7 +70,7 @@ export const EXPECTED = {
     'section_entered',
     'run_completed',
   ],
-  eventsDigest: '3cfaabfb6c8f577337c5be004fae2588feb0e7732bef5990b47888dc5fd6d410',
+  eventsDigest: '52ec85f7c0708416d5bc498e6a41b18900447a05145568905b3669f3e0951290',
   journalOps: ['store.write', 'store.write', 'store.write', 'model.round', 'store.list', 'store.read'],
   store: { 'notes/a.md': 'alpha', 'notes/b.md': 'beta', 'other.md': 'other' },
   modelMessages: [
