@@ -17,8 +17,11 @@ import { MemoryRunStore } from '../src/host/run-store.ts';
 import type { Operator } from '../src/host/operator.ts';
 import type { Pack } from '../src/host/pack.ts';
 import type { ModelProvider, ModelRequest } from '../src/models/provider.ts';
+import { measurePeers } from './peers.ts';
 
 const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
+// The peers run first, alone, so neither side competes for the CPU with the other.
+const measuredPeers = process.env.BENCH_PEERS === '0' ? null : measurePeers(String(scale));
 const n = (count: number) => Math.max(3, Math.round(count * scale));
 
 async function sample(name: string, iterations: number, op: () => Promise<void>): Promise<number> {
@@ -105,7 +108,7 @@ const scriptedModel = (k: number, askAfter: boolean): ModelProvider => ({
   },
 });
 const loopPrompt = (uses: string) => {
-  const parsed = parsePrompt(`---\nname: loop\ndescription: Tool loop.\nrunvil: 0\nuses: [${uses}]\nmodels:\n  writer: { round_cap: 500 }\n---\n\n# Loop\n\n## Only\n\n\`\`\`lua\nmodels.use('writer')\ntools.offer(tools.required())\nmessages:user('Grab x.')\nreturn models.loop()\n\`\`\`\n`, 'loop.md');
+  const parsed = parsePrompt(`---\nname: loop\ndescription: Tool loop.\nrunvil: 0\nuses: [${uses}]\nmodels:\n  writer: { round_cap: 5000 }\n---\n\n# Loop\n\n## Only\n\n\`\`\`lua\nmodels.use('writer')\ntools.offer(tools.required())\nmessages:user('Grab x.')\nreturn models.loop()\n\`\`\`\n`, 'loop.md');
   if (!parsed.ok) throw new Error('loop prompt');
   return parsed.prompt;
 };
@@ -148,22 +151,26 @@ for (const k of [0, 10, 100, 1000]) {
   results[`W3 N=${k}`] = await sample(`W3 resume after interrupt, N=${k}`, n(k >= 1000 ? 10 : k === 100 ? 20 : 100), resume);
 }
 
-// The peers' medians as ../shared/bench-peers/README.md records them (same workloads, same
-// machine kind, Node 20); run those scripts there to measure them afresh.
-const PEERS: Record<string, { aiSdk?: number; langGraph: number }> = {
+// The peers' medians: measured above in this run, or else as ../shared/bench-peers/README.md
+// records them (same workloads, same machine kind, Node 20).
+const RECORDED: Record<string, { aiSdk?: number; langGraph: number }> = {
   'W1 one tool round': { aiSdk: 206, langGraph: 1959 },
   'W2 ten tool rounds': { aiSdk: 995, langGraph: 9559 },
   'W3 N=0': { langGraph: 1059 },
   'W3 N=10': { langGraph: 2033 },
   'W3 N=100': { langGraph: 11903 },
 };
-console.log('\nbeside the peers (median us per op; ratio = Runvil / peer)');
+const PEERS: Record<string, { aiSdk?: number; langGraph: number }> = measuredPeers
+  ? Object.fromEntries(Object.keys(RECORDED).map((name) => [name, { aiSdk: measuredPeers.aiSdk[name], langGraph: measuredPeers.langGraph[name] ?? RECORDED[name]!.langGraph }]))
+  : RECORDED;
+console.log(`\nbeside the peers (${measuredPeers ? 'measured in this run' : 'their recorded medians'}; median us per op; ratio = Runvil / peer)`);
 for (const [name, peer] of Object.entries(PEERS)) {
   const ours = results[name] as number;
   const vs = (theirs?: number) => (theirs === undefined ? 'n/a' : `${theirs} (${(ours / theirs).toFixed(2)}x)`);
   console.log(`${name.padEnd(22)} Runvil ${ours.toFixed(0).padStart(7)}   AI SDK ${vs(peer.aiSdk).padEnd(16)} LangGraph ${vs(peer.langGraph)}`);
 }
 const perRound = ((results['W2 ten tool rounds'] as number) - (results['W1 one tool round'] as number)) / 9;
-console.log(`per tool round ((W2 - W1) / 9): Runvil ${perRound.toFixed(0)} us, AI SDK ${((995 - 206) / 9).toFixed(0)} us, LangGraph ${((9559 - 1959) / 9).toFixed(0)} us`);
+const peerRound = (w1?: number, w2?: number) => (w1 === undefined || w2 === undefined ? 'n/a' : `${((w2 - w1) / 9).toFixed(0)} us`);
+console.log(`per tool round ((W2 - W1) / 9): Runvil ${perRound.toFixed(0)} us, AI SDK ${peerRound(PEERS['W1 one tool round']!.aiSdk, PEERS['W2 ten tool rounds']!.aiSdk)}, LangGraph ${peerRound(PEERS['W1 one tool round']!.langGraph, PEERS['W2 ten tool rounds']!.langGraph)}`);
 console.log(`peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
 console.log(`RESULT ${JSON.stringify(results)}`);
