@@ -1,6 +1,8 @@
 /**
  * The workerd test run (`npm run test:workers`): test/worker/ inside workerd, through
- * @cloudflare/vitest-pool-workers with the Worker's own wrangler.toml.
+ * @cloudflare/vitest-pool-workers with the Worker's own wrangler.toml (its bindings: the
+ * run Durable Object, KV). The Worker the tests talk to is test/worker/app/test-worker.ts:
+ * the real app and run object, with a test Host and a fault-injection seam.
  *
  * The pool loads modules through Vite with nodejs_compat forced on, which is not how the
  * Worker is deployed; so the script first builds test/worker/bundle/entry.ts with wrangler
@@ -24,8 +26,17 @@ const deployed = unstable_readConfig({ config: WRANGLER_CONFIG });
 export default defineConfig({
   plugins: [
     cloudflareTest({
+      // The app and run object with the test Host and the fault-injection seam.
+      main: './test/worker/app/test-worker.ts',
+      // Nothing here reaches Cloudflare: the AI binding stays unconnected (no test uses it).
+      remoteBindings: false,
       wrangler: { configPath: WRANGLER_CONFIG },
       miniflare: {
+        bindings: {
+          RUNVIL_API_TOKEN: 'test-api-token',
+          RUNVIL_WEBHOOK_SECRET_GREET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+          RUNVIL_RUN_TIMEOUT_SECONDS: '3600',
+        },
         serviceBindings: { LUA_BUNDLE: 'lua-bundle' },
         workers: [
           {

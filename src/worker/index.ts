@@ -1,14 +1,13 @@
 /**
- * The Worker entry: Runvil's Hono app on Cloudflare Workers (a placeholder for now).
+ * The Worker entry: Runvil's Hono app on Cloudflare Workers, and the run Durable Object.
  *
- * When the Engine is wired in, import './lua-factory.ts' before anything that imports
- * wasmoon (see wasmoon-env.ts for why the order matters).
+ * './lua-factory.ts' comes first: it must run before anything that imports wasmoon (see
+ * wasmoon-env.ts for why the order matters).
  */
-import { Hono } from 'hono';
+import './lua-factory.ts';
+import { createApp } from './app.ts';
 
-/** The Hono app served by the Worker. */
-const app = new Hono();
+export { RunObject } from './run-object.ts';
 
-app.get('/health', (c) => c.json({ ok: true }));
-
-export default app;
+/** The Worker's fetch handler. */
+export default createApp();

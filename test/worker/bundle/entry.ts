@@ -14,6 +14,9 @@ import { LuaReturn, type LuaFactory } from 'wasmoon';
 import { LuaPlatform } from '../../../src/engine/lua/vm.ts';
 import { runLoop, runTour, runTrios } from '../engine-scenario.ts';
 
+// wrangler.toml binds the run Durable Object, so the bundle built with it must export the class.
+export { RunObject } from '../../../src/worker/run-object.ts';
+
 let firstFactory: LuaFactory | undefined;
 let platform: Promise<LuaPlatform> | undefined;
 

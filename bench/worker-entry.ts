@@ -1,0 +1,56 @@
+/**
+ * The Worker the Worker benchmark serves (bench/worker.ts): the real app and run object,
+ * the run object's Host holding the peers' W3 pieces (the in-process `grab` tool and a
+ * stateless scripted model, ../shared/bench-peers/README.md), and one bench-only route,
+ * `POST /bench/evict/:id`, which drops a run object's memory so that the next answer
+ * resumes the run by replay.
+ */
+import '../src/worker/lua-factory.ts';
+import type { HostConfig } from '../src/host/host.ts';
+import type { Operator } from '../src/host/operator.ts';
+import type { Pack } from '../src/host/pack.ts';
+import type { ModelProvider, ToolCall } from '../src/models/provider.ts';
+import { userInputPack } from '../packs/index.ts';
+import { createApp } from '../src/worker/app.ts';
+import { requireApiToken } from '../src/worker/auth.ts';
+import { runObject } from '../src/worker/run-ids.ts';
+import { RunObject as WorkerRunObject } from '../src/worker/run-object.ts';
+
+const grabPack: Pack = {
+  manifest: {
+    fqName: 'bench/grab',
+    description: 'In-process grab tool',
+    tools: [{ id: 'grab/grab', description: 'Grab a value', parameters: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] }, output: 'plain', trusted: true }],
+  },
+  call: async (_tool, args) => ({ ok: true, output: `grabbed ${String(args.value)}` }),
+};
+
+/** The peers' scripted model: N grab calls (N read from the first user message), then the ask. */
+const scriptedModel: ModelProvider = {
+  async round(request) {
+    const n = Number(/Grab x (\d+) times/.exec(request.messages.find((m) => m.role === 'user')?.content ?? '')?.[1] ?? 0);
+    const r = request.messages.filter((m) => m.role === 'tool').length;
+    const call: ToolCall = r < n ? { id: `call_${r + 1}`, name: 'grab_grab', arguments: { value: 'x' } } : { id: 'call_ask', name: 'ask', arguments: { question: 'Favourite colour?' } };
+    return { ok: true, reply: { content: '', tool_calls: [call], usage: { input_tokens: 10, output_tokens: 5 } } };
+  },
+};
+
+/** The run object with the bench Host. */
+export class RunObject extends WorkerRunObject {
+  protected override host(operator: Operator): HostConfig {
+    return { packs: [grabPack, userInputPack()], models: { provider: () => scriptedModel }, operator };
+  }
+
+  /** Drops this object's memory (its storage stays). */
+  async evict(): Promise<void> {
+    this.ctx.abort('evicted by the benchmark');
+  }
+}
+
+const app = createApp();
+app.post('/bench/evict/:id', requireApiToken, async (c) => {
+  await (runObject(c.env, c.req.param('id')) as unknown as RunObject).evict().catch(() => undefined);
+  return c.json({ evicted: true });
+});
+
+export default app;

@@ -1,0 +1,153 @@
+/**
+ * The Worker benchmark, against the real local server (`npm start`, workerd through
+ * wrangler, serving bench/worker-entry.ts):
+ *  - runs started per second of the pure-Lua `hello` prompt (and runs completed per
+ *    second, with ?wait=), as a ratio to a plain Hono route (`GET /health`) measured in
+ *    the same run with the same concurrency;
+ *  - workload W3 of ../shared/bench-peers/ (N grab steps by a scripted model, then an
+ *    ask): the timed part is the answer alone (`POST /runs/:id/asks/:ask_id?wait=`), until
+ *    the run ends returning "blue", for N = 0, 10, 100 and 1,000, once with the run live
+ *    in its object's memory and once after its object was evicted (resume by replay).
+ *    Targets: replay at N = 100 at most 0.5x LangGraph's resume (11,903 us median there),
+ *    replay at N = 1,000 at most 50 ms.
+ * Every time includes one HTTP round trip on 127.0.0.1 through wrangler's local proxy; the
+ * `GET /health` median is printed beside them. test/worker/w3-resume.test.ts times the same
+ * resumes inside workerd, without HTTP. Run with `npm run bench:worker` (BENCH_SCALE=0.1
+ * for a quick pass).
+ */
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { freePort, killLocalServer, startLocalServer, type LocalServer } from '../scripts/local-server.mjs';
+
+const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
+const LANGGRAPH_W3_N100_US = 11_903;
+const token = randomBytes(16).toString('hex');
+const stateDir = `.wrangler/bench-state-${process.pid}`;
+let server: LocalServer | null = null;
+
+const W3_PROMPT = `---
+name: w3
+description: The peers' W3 workload, N grab steps then an ask.
+runvil: 0
+uses: [bench/grab, user-input]
+args:
+  n: { type: integer }
+models:
+  agent: { round_cap: 5000 }
+---
+# W3
+
+## Loop
+\`\`\`lua
+models.use('agent')
+tools.offer(tools.required())
+tools.offer_local('ask', 'Ask the human a question', { question = 'string' }, function(a)
+  error({ answer = tools.call('user-input/ask', { question = a.question }) })
+end)
+messages:user('Grab x ' .. args.n .. ' times.')
+local ok, err = pcall(models.loop)
+if ok or type(err) ~= 'table' then error(err) end
+return err.answer
+\`\`\`
+`;
+
+async function api<T = any>(method: string, path: string, body?: unknown, expect = 200): Promise<T> {
+  const response = await fetch(`${server!.base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}` },
+    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  if (response.status !== expect) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  return (text ? JSON.parse(text) : null) as T;
+}
+
+const now = () => Number(process.hrtime.bigint()) / 1000;
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** Requests per second of `op`, with `concurrency` clients, for `seconds`. */
+async function rate(op: () => Promise<void>, concurrency: number, seconds: number): Promise<number> {
+  for (let i = 0; i < concurrency * 5; i++) await op();
+  let count = 0;
+  const end = now() + seconds * 1e6;
+  const start = now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (now() < end) {
+        await op();
+        count++;
+      }
+    }),
+  );
+  return count / ((now() - start) / 1e6);
+}
+
+async function throughput(): Promise<Record<string, number>> {
+  const seconds = Math.max(1, 5 * scale);
+  const concurrency = 8;
+  const health = await rate(async () => void (await api('GET', '/health')), concurrency, seconds);
+  const started = await rate(async () => void (await api('POST', '/prompts/hello/runs', { args: { name: 'Ada' } }, 202)), concurrency, seconds);
+  const completed = await rate(async () => {
+    const view = await api('POST', '/prompts/hello/runs?wait=30', { args: { name: 'Ada' } });
+    if (view.status !== 'completed') throw new Error(`hello: ${JSON.stringify(view)}`);
+  }, concurrency, seconds);
+  console.log(`plain Hono route GET /health          ${health.toFixed(0).padStart(7)} req/s  (${concurrency} clients)`);
+  console.log(`runs started (POST .../runs, 202)      ${started.toFixed(0).padStart(7)} runs/s  ratio ${(started / health).toFixed(3)}`);
+  console.log(`runs completed (POST .../runs?wait=)   ${completed.toFixed(0).padStart(7)} runs/s  ratio ${(completed / health).toFixed(3)}`);
+  return { health_rps: +health.toFixed(0), runs_started_ps: +started.toFixed(0), runs_completed_ps: +completed.toFixed(0), started_ratio: +(started / health).toFixed(3), completed_ratio: +(completed / health).toFixed(3) };
+}
+
+/** One W3 resume, timed: start and drive to the ask (untimed), evict or not, answer (timed). */
+async function resumeOnce(n: number, evict: boolean): Promise<number> {
+  const waiting = await api('POST', '/prompts/w3/runs?wait=60', { args: { n } });
+  if (waiting.status !== 'suspended') throw new Error(`w3 N=${n} did not suspend: ${JSON.stringify(waiting)}`);
+  // Let the previous run's alarm write it to KV first (the run object's KV_SYNC_DELAY_MS),
+  // so that no other run's work lands in the timed part.
+  await new Promise((resolve) => setTimeout(resolve, 600));
+  if (evict) await api('POST', `/bench/evict/${waiting.run_id}`);
+  const t0 = now();
+  const done = await api('POST', `/runs/${waiting.run_id}/asks/${waiting.pending[0].ask_id}?wait=60`, { answer: 'blue' });
+  const us = now() - t0;
+  if (done.status !== 'completed' || done.result !== 'blue') throw new Error(`w3 N=${n} resume: ${JSON.stringify(done)}`);
+  return us;
+}
+
+async function w3(): Promise<Record<string, number>> {
+  await api('PUT', '/prompts/w3', W3_PROMPT, 201);
+  const results: Record<string, number> = {};
+  const roundTrip: number[] = [];
+  for (let i = 0; i < 50; i++) {
+    const t0 = now();
+    await api('GET', '/health');
+    roundTrip.push(now() - t0);
+  }
+  console.log(`HTTP round trip (GET /health)          median ${median(roundTrip).toFixed(0).padStart(7)} us`);
+  for (const [n, iterations] of [[0, 20], [10, 20], [100, 10], [1000, 3]] as const) {
+    const count = Math.max(2, Math.round(iterations * scale));
+    for (const evict of [false, true]) {
+      const samples: number[] = [];
+      for (let i = 0; i < count; i++) samples.push(await resumeOnce(n, evict));
+      const us = median(samples);
+      const name = `W3 N=${n} resume ${evict ? 'by replay (evicted)' : 'from the live VM  '}`;
+      let verdict = '';
+      if (evict && n === 100) verdict = `  ${(us / LANGGRAPH_W3_N100_US).toFixed(2)}x LangGraph (target <= 0.5x): ${us <= LANGGRAPH_W3_N100_US / 2 ? 'within target' : 'OVER TARGET'}`;
+      if (evict && n === 1000) verdict = `  (target <= 50 ms): ${us <= 50_000 ? 'within target' : 'OVER TARGET'}`;
+      console.log(`${name.padEnd(38)} median ${us.toFixed(0).padStart(7)} us  n=${count}${verdict}`);
+      results[`w3_n${n}_${evict ? 'replay' : 'live'}_us`] = Math.round(us);
+    }
+  }
+  return results;
+}
+
+try {
+  server = await startLocalServer({ port: Number(process.env.PORT || (await freePort())), token, stateDir, args: ['bench/worker-entry.ts'] });
+  const results = { ...(await throughput()), ...(await w3()) };
+  console.log(`RESULT ${JSON.stringify(results)}`);
+} catch (error) {
+  console.error(error instanceof Error ? error.message : error);
+  console.error(server?.output.slice(-4000));
+  process.exitCode = 1;
+} finally {
+  await killLocalServer(server);
+  rmSync(stateDir, { recursive: true, force: true });
+}

@@ -1,0 +1,134 @@
+#!/usr/bin/env node
+/**
+ * `npm run e2e`: the end-to-end check with the real local server (`npm start`, workerd
+ * through wrangler). It uploads a prompt that asks the operator twice, starts a run,
+ * answers the first ask, kills the server (SIGKILL, as a crash) while the run waits on
+ * the second, starts it again on the same persisted state, answers, and reads the
+ * completed result, the run's file and its events. Offline; state in a fresh directory.
+ */
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, killLocalServer, startLocalServer } from './local-server.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const token = randomBytes(16).toString('hex');
+const stateDir = join(root, `.wrangler/e2e-state-${process.pid}`);
+const port = Number(process.env.PORT || (await freePort()));
+const base = `http://127.0.0.1:${port}`;
+let server = null;
+let log = '';
+
+async function startServer() {
+  server = await startLocalServer({ port, token, stateDir });
+}
+
+async function killServer() {
+  log = server?.output ?? log;
+  await killLocalServer(server);
+  server = null;
+}
+
+const PROMPT = `---
+name: e2e-intake
+description: Asks twice and files the answers.
+runvil: 0
+uses: [user-input]
+args:
+  topic: { type: string }
+---
+# E2E intake
+
+## Ask
+\`\`\`lua
+var.owner = tools.call('user-input/ask', { question = 'Who owns ' .. args.topic .. '?' })
+store.write('answers.txt', 'owner=' .. var.owner .. '\\n')
+var.date = tools.call('user-input/ask', { question = 'When does ' .. args.topic .. ' ship?' })
+store.append('answers.txt', 'date=' .. var.date .. '\\n')
+return args.topic .. ': ' .. var.owner .. ', ' .. var.date
+\`\`\`
+`;
+
+function step(text) {
+  console.log(`e2e: ${text}`);
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function api(method, path, { body, bearer = token, expect = 200 } = {}) {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${bearer}` },
+    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  if (response.status !== expect) throw new Error(`${method} ${path}: expected ${expect}, got ${response.status}: ${text}`);
+  return response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text;
+}
+
+async function untilSettled(runId) {
+  for (let i = 0; i < 300; i++) {
+    const view = await api('GET', `/runs/${runId}`);
+    if (view.status !== 'running') return view;
+    await sleep(100);
+  }
+  throw new Error(`run ${runId} did not settle`);
+}
+
+function check(condition, what) {
+  if (!condition) throw new Error(`check failed: ${what}`);
+}
+
+async function main() {
+  step(`starting the server on ${base}`);
+  await startServer();
+  await api('PUT', '/prompts/e2e-intake', { body: PROMPT, expect: 201 });
+  step('uploaded prompt e2e-intake');
+  const { run_id: runId } = await api('POST', '/prompts/e2e-intake/runs', { body: { args: { topic: 'the release' } }, expect: 202 });
+  step(`started run ${runId}`);
+  const first = await untilSettled(runId);
+  check(first.status === 'suspended' && first.pending[0]?.question === 'Who owns the release?', `first ask pending: ${JSON.stringify(first)}`);
+  await api('POST', `/runs/${runId}/asks/${first.pending[0].ask_id}`, { body: { answer: 'Ada' }, bearer: first.pending[0].token });
+  const second = await untilSettled(runId);
+  check(second.status === 'suspended' && second.pending[0]?.question === 'When does the release ship?', `second ask pending: ${JSON.stringify(second)}`);
+  step(`answered the first ask; the run waits on ask ${second.pending[0].ask_id}`);
+
+  await killServer();
+  step('killed the server (SIGKILL) while the run waits; starting it again');
+  await startServer();
+  const again = await api('GET', `/runs/${runId}`);
+  check(JSON.stringify(again) === JSON.stringify(second), `the run is as it was before the restart: ${JSON.stringify(again)}`);
+  const listed = await api('GET', '/prompts');
+  check(listed.prompts.some((p) => p.name === 'e2e-intake' && p.origin === 'uploaded'), 'the uploaded prompt survived the restart');
+
+  await api('POST', `/runs/${runId}/asks/${again.pending[0].ask_id}`, { body: { answer: 'Friday' }, bearer: again.pending[0].token });
+  const done = await untilSettled(runId);
+  check(done.status === 'completed' && done.result === 'the release: Ada, Friday', `completed with the result: ${JSON.stringify(done)}`);
+  step(`the run completed after the restart: ${JSON.stringify(done.result)}`);
+  const file = await api('GET', `/runs/${runId}/files/answers.txt`);
+  check(file === 'owner=Ada\ndate=Friday\n', `the run's file: ${JSON.stringify(file)}`);
+  const events = (await api('GET', `/runs/${runId}/events`))
+    .split('\n\n')
+    .filter((block) => block.startsWith('id: '))
+    .map((block) => JSON.parse(block.slice(block.indexOf('data: ') + 6)));
+  const types = events.map((e) => e.type);
+  check(types[0] === 'run_started' && types.at(-1) === 'run_completed', `events from start to end: ${types.join(',')}`);
+  check(types.filter((t) => t === 'ask_pending').length === 2 && types.filter((t) => t === 'run_resumed').length === 2, `two asks, two resumes: ${types.join(',')}`);
+  check(events.every((e, i) => e.seq === i + 1), 'events numbered 1..n');
+  await api('POST', `/runs/${runId}/asks/${again.pending[0].ask_id}`, { body: { answer: 'again' }, expect: 409 });
+  step(`read the file and ${events.length} events; a late answer gets 409`);
+}
+
+try {
+  await main();
+  console.log('e2e: ok');
+} catch (error) {
+  console.error(`e2e: FAILED: ${error instanceof Error ? error.message : String(error)}`);
+  console.error('--- server output ---');
+  console.error((server?.output ?? log).slice(-6000));
+  process.exitCode = 1;
+} finally {
+  await killServer().catch(() => undefined);
+  rmSync(stateDir, { recursive: true, force: true });
+}

@@ -1,0 +1,8 @@
+/** The local server as a child process (local-server.mjs). */
+export interface LocalServer {
+  base: string;
+  output: string;
+}
+export function freePort(): Promise<number>;
+export function startLocalServer(options: { port: number; token: string; stateDir: string; args?: string[] }): Promise<LocalServer>;
+export function killLocalServer(server: LocalServer | null | undefined): Promise<void>;

@@ -1,0 +1,55 @@
+#!/usr/bin/env node
+/**
+ * `npm start`: serves Runvil on workerd through `wrangler dev`, at
+ * http://127.0.0.1:${PORT:-8787}, with KV and Durable Object state persisted under
+ * .wrangler/state (RUNVIL_STATE_DIR overrides), serving the prompts of prompts/.
+ *
+ * Secrets come from .dev.vars and from the environment, the environment winning:
+ * RUNVIL_API_TOKEN, RUNVIL_WEBHOOK_SECRET_*, RUNVIL_RUN_TIMEOUT_SECONDS,
+ * RUNVIL_DEFAULT_MODEL, the model keys (OPENAI_*, ANTHROPIC_*) and the search keys
+ * (BRAVE_SEARCH_API_KEY, TAVILY_API_KEY). They are handed to wrangler in a file
+ * (.wrangler/start.env, readable by its owner only), not on its command line.
+ * `--local`: nothing reaches Cloudflare (the Workers AI binding is not available locally).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const port = process.env.PORT || '8787';
+const stateDir = process.env.RUNVIL_STATE_DIR || join(root, '.wrangler/state');
+const PASSED = /^(RUNVIL_|OPENAI_|ANTHROPIC_)|^(BRAVE_SEARCH_API_KEY|TAVILY_API_KEY)$/;
+
+/** KEY=VALUE lines of a .dev.vars file (dotenv syntax: comments, optional quotes). */
+function readDevVars(path) {
+  const vars = {};
+  if (!existsSync(path)) return vars;
+  for (const line of readFileSync(path, 'utf8').split(/\r?\n/)) {
+    const match = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
+    if (!match) continue;
+    let value = match[2];
+    if (/^(["']).*\1$/.test(value)) value = value.slice(1, -1);
+    vars[match[1]] = value;
+  }
+  return vars;
+}
+
+const vars = readDevVars(join(root, '.dev.vars'));
+for (const [key, value] of Object.entries(process.env)) if (PASSED.test(key) && key !== 'RUNVIL_STATE_DIR' && value !== undefined) vars[key] = value;
+if (!vars.RUNVIL_API_TOKEN) {
+  console.warn('runvil: RUNVIL_API_TOKEN is not set (in the environment or .dev.vars): every API request will be refused with 401.');
+}
+
+const envFile = join(root, '.wrangler/start.env');
+mkdirSync(dirname(envFile), { recursive: true });
+writeFileSync(envFile, Object.entries(vars).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join('\n') + '\n', { mode: 0o600 });
+chmodSync(envFile, 0o600);
+
+const wrangler = join(root, 'node_modules/.bin/wrangler');
+// Extra arguments go to wrangler dev (the benchmark passes its own Worker entry).
+const args = ['dev', ...process.argv.slice(2), '--local', '--ip', '127.0.0.1', '--port', port, '--persist-to', stateDir, '--env-file', envFile, '--show-interactive-dev-session=false'];
+// Offline: no usage metrics, and no download of Cloudflare's `Request.cf` sample (a placeholder serves).
+const child = spawn(wrangler, args, { cwd: root, stdio: 'inherit', env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' } });
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

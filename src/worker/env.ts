@@ -1,0 +1,30 @@
+/**
+ * The Worker's environment: the bindings and variables wrangler.toml declares, and the
+ * secrets set with `wrangler secret put` (or `.dev.vars` locally).
+ */
+import type { AiBinding } from '../models/workers-ai.ts';
+import type { DoNamespace, KvNamespace } from './platform-types.ts';
+import type { RunObjectApi } from './run-object-api.ts';
+
+/** What the Worker and its run objects are given. */
+export interface Env {
+  /** One Durable Object per run. */
+  RUNS: DoNamespace<RunObjectApi>;
+  /** The run store: deployed prompts, run records, run files. */
+  RUNVIL_KV: KvNamespace;
+  /** Workers AI, for prompts whose models use the `workers-ai` provider. */
+  AI?: AiBinding;
+  /** The bearer token of the API. Without it every API request is refused. */
+  RUNVIL_API_TOKEN?: string;
+  /** How long a run may last, in seconds, before it ends as Cancelled (default one day). */
+  RUNVIL_RUN_TIMEOUT_SECONDS?: string;
+  /** Model keys, search keys, `RUNVIL_WEBHOOK_SECRET_<PROMPT>` secrets. */
+  [name: string]: unknown;
+}
+
+/** The Worker's variables and secrets as text, for readers that take an environment record. */
+export function textVars(env: Env): Record<string, string | undefined> {
+  const vars: Record<string, string | undefined> = {};
+  for (const [key, value] of Object.entries(env)) if (typeof value === 'string') vars[key] = value;
+  return vars;
+}

@@ -1,0 +1,23 @@
+/**
+ * The isolate's LuaPlatform: one wasmoon factory and platform per isolate, shared by
+ * every run object the isolate holds (notes/wasmoon-in-workerd.md: create one factory per
+ * isolate and reuse it).
+ */
+import { createWorkerdLuaFactory } from './lua-factory.ts'; // first: it defines `location` for wasmoon
+import glue from 'wasmoon/dist/glue.wasm';
+import { LuaPlatform } from '../engine/lua/vm.ts';
+
+let platform: Promise<LuaPlatform> | undefined;
+
+/** The isolate's platform, created on first use. */
+export function isolatePlatform(): Promise<LuaPlatform> {
+  if (platform === undefined) {
+    const created = createWorkerdLuaFactory(glue).then((factory) => LuaPlatform.create(factory));
+    platform = created;
+    // A failed creation is not kept, so that the next run reports it again.
+    created.catch(() => {
+      if (platform === created) platform = undefined;
+    });
+  }
+  return platform;
+}

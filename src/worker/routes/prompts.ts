@@ -1,0 +1,48 @@
+/**
+ * `GET /prompts`, `GET|PUT /prompts/:name`, `POST /prompts/:name/runs`.
+ */
+import { Hono } from 'hono';
+import { onlyKeys, parseJsonObject, readText } from '../body.ts';
+import type { Env } from '../env.ts';
+import { ApiError } from '../http-error.ts';
+import { checkPromptName, findPrompt, listPrompts, savePrompt } from '../prompt-library.ts';
+import { runObject } from '../run-ids.ts';
+import { startRun } from '../start-run.ts';
+import { waitSeconds } from '../wait.ts';
+import type { Json } from '../../prompt/types.ts';
+
+/** The prompt routes. */
+export const promptRoutes = new Hono<{ Bindings: Env }>();
+
+promptRoutes.get('/prompts', async (c) => c.json({ prompts: await listPrompts(c.env.RUNVIL_KV) }));
+
+promptRoutes.get('/prompts/:name', async (c) => {
+  const prompt = await findPrompt(c.env.RUNVIL_KV, c.req.param('name'));
+  if (!prompt) throw new ApiError(404, `no prompt named ${JSON.stringify(c.req.param('name'))} is deployed`);
+  return c.json(prompt);
+});
+
+promptRoutes.put('/prompts/:name', async (c) => {
+  const name = c.req.param('name');
+  checkPromptName(name);
+  const source = await readText(c.req.raw);
+  const { prompt, replaced } = await savePrompt(c.env.RUNVIL_KV, name, source);
+  return c.json({ name, description: prompt.frontmatter.description, origin: 'uploaded' }, replaced ? 200 : 201);
+});
+
+promptRoutes.post('/prompts/:name/runs', async (c) => {
+  const wait = waitSeconds(c.req.query('wait'));
+  const body = parseJsonObject(await readText(c.req.raw));
+  onlyKeys(body, ['args', 'seed']);
+  const args = body.args ?? {};
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) throw new ApiError(400, '`args` must be a JSON object of the prompt\'s args', { field: 'args' });
+  if (body.seed !== undefined && typeof body.seed !== 'string') throw new ApiError(400, '`seed` must be a string', { field: 'seed' });
+  const started = await startRun(c.env, {
+    prompt: c.req.param('name'),
+    args: args as { [name: string]: Json },
+    ...(body.seed !== undefined ? { seed: body.seed } : {}),
+  });
+  if (wait === 0) return c.json({ run_id: started.view.run_id, status: started.view.status }, 202);
+  const view = (await runObject(c.env, started.view.run_id).settle(wait * 1000)) ?? started.view;
+  return c.json(view, view.status === 'running' ? 202 : 200);
+});

@@ -1,0 +1,46 @@
+/**
+ * What the Worker asks of a run object (RPC), and what it answers. Refusals are answers
+ * with the HTTP status the route gives them, so that a refused request changes nothing.
+ */
+import type { Json } from '../prompt/types.ts';
+import type { Credential } from './auth.ts';
+import type { RunView } from './run-view.ts';
+
+/** A new run: the prompt as it is now (a later upload does not change a run), its args and seed. */
+export interface StartSpec {
+  prompt: string;
+  source: string;
+  args: { [name: string]: Json };
+  seed: string;
+  /** How long the run may last, in seconds, before it ends as Cancelled. */
+  timeout_seconds: number;
+  webhook_id?: string;
+}
+
+/** A refusal: the status and the message the API answers. */
+export interface Refusal {
+  ok: false;
+  status: 403 | 404 | 409;
+  message: string;
+}
+
+/** A run's view, or why the request was refused. */
+export type ViewOutcome = { ok: true; view: RunView } | Refusal;
+
+/** A run object's RPC methods. */
+export interface RunObjectApi {
+  /** Starts the run; a second start (a redelivered webhook) starts nothing and answers the run as it is. */
+  start(spec: StartSpec): Promise<{ created: boolean; view: RunView }>;
+  /** The run, or null when this object holds none. */
+  view(): Promise<RunView | null>;
+  /** The run once it is no longer running (suspended or ended), or after `ms` at most. */
+  settle(ms: number): Promise<RunView | null>;
+  answer(askId: string, answer: string, credential: Credential): Promise<ViewOutcome>;
+  cancel(reason: string): Promise<ViewOutcome>;
+  /** A file of the run, or null; undefined when this object holds no run. */
+  file(path: string): Promise<string | null | undefined>;
+  /** The run's file paths under `prefix`; undefined when this object holds no run. */
+  files(prefix: string): Promise<string[] | undefined>;
+  /** `GET /events` as server-sent events (history, then live). */
+  fetch(request: Request): Promise<Response>;
+}

@@ -1,0 +1,282 @@
+/**
+ * The run Durable Object: one object per run owns the run's durable state (run-state.ts)
+ * and runs the Engine (live-run.ts). An operator ask suspends the run and lists it as
+ * pending; an answer resumes it, from the live VM when the object still holds it, by
+ * replay of the journal when the object was evicted or restarted. Both give the same
+ * result and the same events.
+ */
+import { DurableObject } from 'cloudflare:workers';
+import type { JournalEntry } from '../engine/journal.ts';
+import type { RunOutcome } from '../engine/run.ts';
+import type { HostConfig } from '../host/host.ts';
+import type { Operator } from '../host/operator.ts';
+import type { Credential } from './auth.ts';
+import { sameSecret } from './constant-time.ts';
+import type { Env } from './env.ts';
+import { eventStream, resumePoint } from './event-stream.ts';
+import { LiveRun } from './live-run.ts';
+import { alarmDuty, KV_SYNC_DELAY_MS, nextAlarm, timeoutReason } from './run-alarm.ts';
+import type { RunObjectApi, StartSpec, ViewOutcome } from './run-object-api.ts';
+import { RunState } from './run-state.ts';
+import { fitsKvKey, KvRunStore, writeRunRecord } from './run-store-kv.ts';
+import { isFinal, type RunStatus, type RunView } from './run-view.ts';
+import { workerHost } from './worker-host.ts';
+
+/** The run Durable Object. */
+export class RunObject extends DurableObject<Env> implements RunObjectApi {
+  private readonly state: RunState;
+  private live: LiveRun | null = null;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(ctx: ConstructorParameters<typeof DurableObject<Env>>[0], env: Env) {
+    super(ctx, env);
+    this.state = new RunState(ctx.storage);
+    this.state.onEvent = () => this.notify();
+  }
+
+  /** The Host a run is served with (tests serve their own). */
+  protected host(operator: Operator): HostConfig {
+    return workerHost(this.env, operator);
+  }
+
+  /** Called after each new journal entry is committed; a seam for fault-injection tests. */
+  protected afterJournal(_index: number, _entry: JournalEntry): void | Promise<void> {}
+
+  async start(spec: StartSpec): Promise<{ created: boolean; view: RunView }> {
+    if (this.state.meta()) return { created: false, view: this.currentView()! };
+    const now = Date.now();
+    this.state.create(
+      {
+        run_id: this.ctx.id.toString(),
+        prompt: spec.prompt,
+        seed: spec.seed,
+        created_at: new Date(now).toISOString(),
+        timeout_seconds: spec.timeout_seconds,
+        deadline_at: now + spec.timeout_seconds * 1000,
+        ...(spec.webhook_id !== undefined ? { webhook_id: spec.webhook_id } : {}),
+      },
+      spec.source,
+      spec.args,
+    );
+    await this.armAlarm();
+    this.launch();
+    return { created: true, view: this.currentView()! };
+  }
+
+  async view(): Promise<RunView | null> {
+    this.wake();
+    return this.currentView();
+  }
+
+  async settle(ms: number): Promise<RunView | null> {
+    this.wake();
+    if (!this.state.meta()) return null;
+    await new Promise<void>((resolve) => {
+      const check = () => {
+        if (this.state.progress().status === 'running') return;
+        clearTimeout(timer);
+        this.listeners.delete(check);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.listeners.delete(check);
+        resolve();
+      }, ms);
+      this.listeners.add(check);
+      check();
+    });
+    return this.currentView();
+  }
+
+  async answer(askId: string, answer: string, credential: Credential): Promise<ViewOutcome> {
+    const meta = this.state.meta();
+    if (!meta) return { ok: false, status: 404, message: 'no such run' };
+    const ask = this.state.ask(askId);
+    if (!ask) return { ok: false, status: 404, message: `run ${meta.run_id} has no ask ${JSON.stringify(askId)}` };
+    if (credential.kind !== 'api' && !(await sameSecret(credential.token, ask.token))) {
+      return { ok: false, status: 403, message: `this token does not answer ask ${askId}: an ask token answers its own ask only` };
+    }
+    const status = this.state.progress().status;
+    if (ask.state === 'answered') return { ok: false, status: 409, message: `ask ${askId} was already answered (at ${ask.answered_at}); an answer is taken once` };
+    if (ask.state === 'closed' || isFinal(status)) {
+      return { ok: false, status: 409, message: `ask ${askId} is no longer pending: the run has ended (${status}), so the answer is stale` };
+    }
+    this.state.putAsk({ ...ask, state: 'answered', answer, answered_at: new Date().toISOString() });
+    if (this.live) this.live.broker.deliver(askId, { ok: true, text: answer });
+    this.refreshStatus();
+    this.launch();
+    return { ok: true, view: this.currentView()! };
+  }
+
+  async cancel(reason: string): Promise<ViewOutcome> {
+    const meta = this.state.meta();
+    if (!meta) return { ok: false, status: 404, message: 'no such run' };
+    const status = this.state.progress().status;
+    if (isFinal(status)) return { ok: false, status: 409, message: `the run has already ended (${status}); there is nothing to cancel` };
+    await this.stop(reason);
+    return { ok: true, view: this.currentView()! };
+  }
+
+  async file(path: string): Promise<string | null | undefined> {
+    if (!this.state.meta()) return undefined;
+    return this.state.file(path) ?? null;
+  }
+
+  async files(prefix: string): Promise<string[] | undefined> {
+    if (!this.state.meta()) return undefined;
+    return this.state.files(prefix);
+  }
+
+  override async fetch(request: Request): Promise<Response> {
+    if (!this.state.meta()) return Response.json({ error: { message: 'no such run' } }, { status: 404 });
+    this.wake();
+    return eventStream(
+      {
+        events: (after) => this.state.events(after),
+        ended: () => isFinal(this.state.progress().status),
+        subscribe: (listener) => {
+          this.listeners.add(listener);
+          return () => this.listeners.delete(listener);
+        },
+      },
+      resumePoint(request),
+    );
+  }
+
+  override async alarm(): Promise<void> {
+    const meta = this.state.meta();
+    if (!meta) return;
+    switch (alarmDuty(meta, this.state.progress(), Date.now(), this.live !== null)) {
+      case 'sync-kv':
+        await this.syncKv();
+        break;
+      case 'time-out':
+        await this.stop(timeoutReason(meta.timeout_seconds));
+        return;
+      case 'resume':
+        this.launch();
+        break;
+    }
+    await this.armAlarm();
+  }
+
+  /** Resumes a run that should be executing but is not in memory (its object was evicted or restarted). */
+  private wake(): void {
+    if (this.state.meta() && this.state.progress().status === 'running') this.launch();
+  }
+
+  /** Starts executing the run in memory (a replay of its journal first), unless it already is. */
+  private launch(): void {
+    if (this.live || isFinal(this.state.progress().status)) return;
+    const live = new LiveRun({
+      state: this.state,
+      host: (operator) => this.host(operator),
+      journaled: (index, entry) => this.afterJournal(index, entry),
+      changed: () => this.refreshStatus(),
+    });
+    this.live = live;
+    live.outcome.then(
+      (outcome) => this.finish(live, outcome),
+      (error: unknown) => this.finish(live, { status: 'failed', error: { kind: 'Lua', message: `the run object failed: ${error instanceof Error ? error.message : String(error)}` }, events: [], journal: [] }),
+    );
+  }
+
+  /** Cancels the run: a live one stops at its next effect or instruction check; one not in memory ends at once. */
+  private async stop(reason: string): Promise<void> {
+    const live = this.live;
+    if (live) {
+      live.cancel(reason);
+      // launch() subscribed finish() first, and finish() records the end before its first
+      // await, so the run has ended by the time this wait is over.
+      await live.outcome.catch(() => undefined);
+      return;
+    }
+    const error = { kind: 'Cancelled', message: `the run was cancelled: ${reason}` };
+    this.state.appendEvent({ type: 'run_failed', section: null, task: '0', turn: 0, error });
+    await this.end('cancelled', { error });
+  }
+
+  private async finish(live: LiveRun, outcome: RunOutcome): Promise<void> {
+    if (this.live !== live) return;
+    this.live = null;
+    if (outcome.status === 'completed') await this.end('completed', { result: outcome.result });
+    else {
+      const error = { kind: outcome.error.kind, message: outcome.error.message };
+      await this.end(error.kind === 'Cancelled' ? 'cancelled' : 'failed', { error });
+    }
+  }
+
+  /**
+   * Records how the run ended and closes its open asks. The alarm writes the run to KV a
+   * moment later, after the answer to the request that ended the run is out (reading every
+   * event back takes a while for a long run), and retries if it fails.
+   */
+  private async end(status: RunStatus, how: { result?: string; error?: { kind: string; message: string } }): Promise<void> {
+    this.state.atomically(() => {
+      for (const ask of this.state.asks()) if (ask.state === 'pending') this.state.putAsk({ ...ask, state: 'closed' });
+      this.state.setStatus(status, { ...how, ended_at: new Date().toISOString() });
+    });
+    this.notify();
+    await this.ctx.storage.setAlarm(Date.now() + KV_SYNC_DELAY_MS);
+  }
+
+  /** Writes the finished run's record and files to KV; a failure is retried by the alarm. */
+  private async syncKv(): Promise<void> {
+    const view = this.currentView()!;
+    const files = this.state.files();
+    try {
+      const store = new KvRunStore(this.env.RUNVIL_KV, view.run_id);
+      for (const path of files) if (fitsKvKey(view.run_id, path)) await store.write(path, this.state.file(path) ?? '');
+      const { pending: _pending, ...record } = view;
+      await writeRunRecord(this.env.RUNVIL_KV, { ...record, args: this.state.args(), files }, this.state.eventTexts());
+      this.state.markKvSynced();
+    } catch (error) {
+      console.error(`run ${view.run_id}: writing to KV failed, the alarm retries: ${String(error)}`);
+    }
+  }
+
+  /** Suspended when every effect in flight is an ask; records each change with its event. */
+  private refreshStatus(): void {
+    const progress = this.state.progress();
+    if (isFinal(progress.status)) return;
+    const next: RunStatus = (this.live ? this.live.suspended : this.state.asks().some((ask) => ask.state === 'pending')) ? 'suspended' : 'running';
+    if (next === progress.status) return;
+    this.state.atomically(() => {
+      this.state.setStatus(next);
+      this.state.appendEvent({ type: next === 'suspended' ? 'run_suspended' : 'run_resumed' });
+    });
+    this.notify();
+    void this.armAlarm();
+  }
+
+  private async armAlarm(): Promise<void> {
+    const meta = this.state.meta();
+    if (!meta) return;
+    const at = nextAlarm(meta, this.state.progress(), Date.now());
+    if (at === null) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(at);
+  }
+
+  private notify(): void {
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  private currentView(): RunView | null {
+    const meta = this.state.meta();
+    if (!meta) return null;
+    const progress = this.state.progress();
+    return {
+      run_id: meta.run_id,
+      prompt: meta.prompt,
+      status: progress.status,
+      result: progress.status === 'completed' ? this.state.result() : null,
+      error: progress.error,
+      pending: this.state
+        .asks()
+        .filter((ask) => ask.state === 'pending')
+        .map(({ ask_id, question, asked_at, token }) => ({ ask_id, question, asked_at, token })),
+      created_at: meta.created_at,
+      ended_at: progress.ended_at,
+    };
+  }
+}

@@ -1,0 +1,217 @@
+/**
+ * A run's durable state in its Durable Object's storage (the source of truth while the run
+ * lives): what it runs, its progress, its journal, its events, its asks and its files.
+ *
+ *   meta, source, args       what the run runs (written once, when it starts)
+ *   progress                 status, counters, how it ended
+ *   result                   the run result text
+ *   journal:{n}              journal entries, in the order they were made
+ *   event:{n}                the event stream, numbered from 1
+ *   ask:{ask_id}             operator asks (pending, answered, closed)
+ *   file:{path}              the run's files (committed with the journal entry that made them)
+ *
+ * Writes go through the synchronous storage API, so a journal entry and the file change it
+ * made commit in one transaction, and no write waits on another request.
+ */
+import type { JournalEntry } from '../engine/journal.ts';
+import type { Json } from '../prompt/types.ts';
+import { deleteText, getText, putText, textOf } from './chunked-kv.ts';
+import type { DoStorage, SyncKv } from './platform-types.ts';
+import type { AskRecord, RunErrorView, RunStatus, StreamEvent } from './run-view.ts';
+
+/** What a run runs, fixed when it starts. */
+export interface RunMeta {
+  run_id: string;
+  prompt: string;
+  seed: string;
+  created_at: string;
+  /** How long the run may last, and when it is cancelled for taking longer (ms since the epoch). */
+  timeout_seconds: number;
+  deadline_at: number;
+  /** The webhook delivery that started it, when one did. */
+  webhook_id?: string;
+}
+
+/** Where a run stands. */
+export interface RunProgress {
+  status: RunStatus;
+  /** Journal entries stored. */
+  journal: number;
+  /** Events in the stream. */
+  events: number;
+  /** The highest Engine event seq stored: a replay regenerates those, and they are not stored again. */
+  engine_events: number;
+  error: RunErrorView | null;
+  ended_at: string | null;
+  /** False until the final record and files are in KV. */
+  kv_synced: boolean;
+}
+
+/** A change to one file, made by a store effect. */
+export type FileChange = { op: 'write' | 'append'; path: string; text: string } | { op: 'delete'; path: string };
+
+const pad = (n: number) => String(n).padStart(9, '0');
+const JOURNAL = 'journal:';
+const EVENT = 'event:';
+const ASK = 'ask:';
+const FILE = 'file:';
+
+/** The durable state of one run object. */
+export class RunState {
+  private readonly kv: SyncKv;
+  private progressCache: RunProgress | undefined;
+  private metaCache: RunMeta | undefined;
+  private depth = 0;
+  /** Called with each event appended to the stream. */
+  onEvent: (event: StreamEvent) => void = () => {};
+
+  constructor(private readonly storage: DoStorage) {
+    this.kv = storage.kv;
+  }
+
+  /** The run's meta, or undefined when this object holds no run. */
+  meta(): RunMeta | undefined {
+    return (this.metaCache ??= this.kv.get<RunMeta>('meta'));
+  }
+
+  /** Stores a new run; its status starts as `running`. */
+  create(meta: RunMeta, source: string, args: { [name: string]: Json }): void {
+    const progress: RunProgress = { status: 'running', journal: 0, events: 0, engine_events: 0, error: null, ended_at: null, kv_synced: false };
+    this.atomically(() => {
+      this.kv.put('meta', meta);
+      putText(this.kv, 'source', source);
+      putText(this.kv, 'args', JSON.stringify(args));
+      this.kv.put('progress', progress);
+    });
+    this.metaCache = meta;
+    this.progressCache = progress;
+  }
+
+  source(): string {
+    return getText(this.kv, 'source') ?? '';
+  }
+
+  args(): { [name: string]: Json } {
+    return JSON.parse(getText(this.kv, 'args') ?? '{}') as { [name: string]: Json };
+  }
+
+  progress(): RunProgress {
+    const progress = (this.progressCache ??= this.kv.get<RunProgress>('progress'));
+    if (!progress) throw new Error('this run object holds no run');
+    return progress;
+  }
+
+  private saveProgress(change: Partial<RunProgress>): void {
+    this.progressCache = { ...this.progress(), ...change };
+    this.kv.put('progress', this.progressCache);
+  }
+
+  /** Sets the status (running or suspended, or a final one with how it ended). */
+  setStatus(status: RunStatus, end?: { result?: string; error?: RunErrorView; ended_at: string }): void {
+    this.atomically(() => {
+      if (end?.result !== undefined) putText(this.kv, 'result', end.result);
+      this.saveProgress(end ? { status, error: end.error ?? null, ended_at: end.ended_at } : { status });
+    });
+  }
+
+  /** Marks the final record and files as written to KV. */
+  markKvSynced(): void {
+    this.saveProgress({ kv_synced: true });
+  }
+
+  result(): string | null {
+    return getText(this.kv, 'result') ?? null;
+  }
+
+  /** The journal, in order. */
+  journal(): JournalEntry[] {
+    const entries: JournalEntry[] = [];
+    for (const [key, value] of this.kv.list({ prefix: JOURNAL })) entries.push(JSON.parse(textOf(this.kv, key, value)!) as JournalEntry);
+    return entries;
+  }
+
+  /** Appends a journal entry and commits the file changes it made, in one transaction. */
+  commitJournal(entry: JournalEntry, changes: readonly FileChange[]): number {
+    const index = this.progress().journal + 1;
+    this.atomically(() => {
+      putText(this.kv, JOURNAL + pad(index), JSON.stringify(entry));
+      for (const change of changes) this.applyFileChange(change);
+      this.saveProgress({ journal: index });
+    });
+    return index;
+  }
+
+  /** Settles when every write so far is durable (a journal entry before Lua sees its answer). */
+  durable(): Promise<void> {
+    return this.storage.sync();
+  }
+
+  /**
+   * Appends an event to the stream. An Engine event (with `engineSeq`) that is already
+   * stored, regenerated by a replay, is skipped: answers null.
+   */
+  appendEvent(fields: Omit<StreamEvent, 'seq'>, engineSeq?: number): StreamEvent | null {
+    const progress = this.progress();
+    if (engineSeq !== undefined && engineSeq <= progress.engine_events) return null;
+    const event = { ...fields, seq: progress.events + 1 } as StreamEvent;
+    this.atomically(() => {
+      putText(this.kv, EVENT + pad(event.seq), JSON.stringify(event));
+      this.saveProgress(engineSeq === undefined ? { events: event.seq } : { events: event.seq, engine_events: engineSeq });
+    });
+    this.onEvent(event);
+    return event;
+  }
+
+  /** Events with a seq above `after`, in order. */
+  events(after = 0): StreamEvent[] {
+    return this.eventTexts(after).map((text) => JSON.parse(text) as StreamEvent);
+  }
+
+  /** The JSON texts of the events with a seq above `after`, in order. */
+  eventTexts(after = 0): string[] {
+    const texts: string[] = [];
+    for (const [key, value] of this.kv.list({ prefix: EVENT, startAfter: EVENT + pad(after) })) texts.push(textOf(this.kv, key, value)!);
+    return texts;
+  }
+
+  ask(askId: string): AskRecord | undefined {
+    return this.kv.get<AskRecord>(ASK + askId);
+  }
+
+  asks(): AskRecord[] {
+    return [...this.kv.list<AskRecord>({ prefix: ASK })].map(([, record]) => record);
+  }
+
+  putAsk(record: AskRecord): void {
+    this.kv.put(ASK + record.ask_id, record);
+  }
+
+  /** Runs `closure` as one transaction (inside another one, as part of it). */
+  atomically<T>(closure: () => T): T {
+    if (this.depth > 0) return closure();
+    this.depth++;
+    try {
+      return this.storage.transactionSync(closure);
+    } finally {
+      this.depth--;
+    }
+  }
+
+  /** A committed file's text. */
+  file(path: string): string | undefined {
+    return getText(this.kv, FILE + path);
+  }
+
+  /** Committed file paths under `prefix`, sorted. */
+  files(prefix = ''): string[] {
+    const paths: string[] = [];
+    for (const [key] of this.kv.list({ prefix: FILE + prefix })) paths.push(key.slice(FILE.length));
+    return paths;
+  }
+
+  private applyFileChange(change: FileChange): void {
+    const key = FILE + change.path;
+    if (change.op === 'delete') deleteText(this.kv, key);
+    else putText(this.kv, key, change.op === 'write' ? change.text : (getText(this.kv, key) ?? '') + change.text);
+  }
+}

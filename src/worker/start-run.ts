@@ -1,0 +1,42 @@
+/**
+ * Starting a run of a deployed prompt, for the API and for webhooks: the prompt is found
+ * and parsed, the args are checked against its `args:` (a 400 names the field), and only
+ * then is the run object created.
+ */
+import { argsFromData } from '../prompt/run-args.ts';
+import type { Json } from '../prompt/types.ts';
+import type { Env } from './env.ts';
+import { ApiError } from './http-error.ts';
+import type { DoId } from './platform-types.ts';
+import { findPrompt, parseDeployed } from './prompt-library.ts';
+import { runTimeoutSeconds } from './run-alarm.ts';
+import { randomToken } from './constant-time.ts';
+import type { RunView } from './run-view.ts';
+
+/** A run to start. */
+export interface RunRequest {
+  prompt: string;
+  args: { [name: string]: Json };
+  seed?: string;
+  /** The run's id (a webhook's); a fresh one when absent. */
+  id?: DoId;
+  webhook_id?: string;
+}
+
+/** Starts a run; `created` is false when the id already held one (a redelivered webhook). */
+export async function startRun(env: Env, request: RunRequest): Promise<{ created: boolean; view: RunView }> {
+  const deployed = await findPrompt(env.RUNVIL_KV, request.prompt);
+  if (!deployed) throw new ApiError(404, `no prompt named ${JSON.stringify(request.prompt)} is deployed (GET /prompts lists them)`);
+  const prompt = parseDeployed(deployed.name, deployed.source);
+  const args = argsFromData(prompt.frontmatter.args, request.args);
+  if (!args.ok) throw new ApiError(400, args.message, { field: args.arg });
+  const id = request.id ?? env.RUNS.newUniqueId();
+  return env.RUNS.get(id).start({
+    prompt: deployed.name,
+    source: deployed.source,
+    args: args.args,
+    seed: request.seed ?? randomToken().slice(0, 16),
+    timeout_seconds: runTimeoutSeconds(env.RUNVIL_RUN_TIMEOUT_SECONDS),
+    ...(request.webhook_id !== undefined ? { webhook_id: request.webhook_id } : {}),
+  });
+}

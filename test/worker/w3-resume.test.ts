@@ -1,0 +1,65 @@
+/**
+ * Workload W3 of ../shared/bench-peers/ inside workerd, without the HTTP of the local
+ * server: N grab steps by a scripted model, then an ask; the answer is timed until the
+ * run ends returning "blue", resumed from the live VM and by replay after an eviction.
+ * It checks both paths give the same result and events, and prints the times
+ * (bench/worker.ts measures the same against the local server).
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { RunView } from '../../src/worker/run-view.ts';
+import { call, json, kvRecord } from './app/client.ts';
+import { dropObjects } from './app/test-worker.ts';
+
+/** The W3 prompt: the model loop with grab offered, and `ask` a local tool whose answer ends the loop. */
+export const W3 = `---
+name: w3
+description: The peers' W3 workload, N grab steps then an ask.
+runvil: 0
+uses: [bench/grab, user-input]
+args:
+  n: { type: integer }
+models:
+  agent: { round_cap: 5000 }
+---
+# W3
+
+## Loop
+\`\`\`lua
+models.use('agent')
+tools.offer(tools.required())
+tools.offer_local('ask', 'Ask the human a question', { question = 'string' }, function(a)
+  error({ answer = tools.call('user-input/ask', { question = a.question }) })
+end)
+messages:user('Grab x ' .. args.n .. ' times.')
+local ok, err = pcall(models.loop)
+if ok or type(err) ~= 'table' then error(err) end
+return err.answer
+\`\`\`
+`;
+
+beforeAll(async () => {
+  await json(await call('PUT', '/prompts/w3', { body: W3 }), 201);
+});
+
+async function resume(n: number, evict: boolean): Promise<{ ms: number; view: RunView; runId: string }> {
+  const waiting = await json<RunView>(await call('POST', '/prompts/w3/runs?wait=60', { body: { args: { n }, seed: 'w3' } }), 200);
+  expect(waiting.status).toBe('suspended');
+  if (evict) await dropObjects();
+  const t0 = performance.now();
+  const view = await json<RunView>(await call('POST', `/runs/${waiting.run_id}/asks/${waiting.pending[0]!.ask_id}?wait=60`, { body: { answer: 'blue' } }), 200);
+  return { ms: performance.now() - t0, view, runId: waiting.run_id };
+}
+
+describe('W3: resume after N steps', () => {
+  for (const n of [0, 10, 100, 1000]) {
+    it(`N=${n}: from the live VM and by replay, to the same result and events`, async () => {
+      const live = await resume(n, false);
+      const replayed = await resume(n, true);
+      expect(live.view).toMatchObject({ status: 'completed', result: 'blue' });
+      expect(replayed.view).toMatchObject({ status: 'completed', result: 'blue' });
+      const [a, b] = [await kvRecord(live.runId), await kvRecord(replayed.runId)];
+      expect(b.events.map(({ seq, type }: { seq: number; type: string }) => [seq, type])).toEqual(a.events.map(({ seq, type }: { seq: number; type: string }) => [seq, type]));
+      console.log(`[timing] W3 N=${n}: resume from the live VM ${live.ms.toFixed(1)} ms, by replay ${replayed.ms.toFixed(1)} ms`);
+    }, 120_000);
+  }
+});
