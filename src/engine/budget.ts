@@ -1,9 +1,8 @@
 /**
- * The run's limits and its stop switch: an instruction budget counted by a Lua hook (never
+ * The run's limits and its stop switch: an instruction budget counted by a count hook (never
  * the clock, which does not advance during CPU work on Workers) and cancellation.
  */
 import type { RunError } from './errors.ts';
-import { failed, type EffectAnswer } from './effects.ts';
 
 /** Limits of one run. */
 export interface RunLimits {
@@ -31,12 +30,6 @@ export class StopSwitch {
   readonly whenStopped: Promise<RunError> = new Promise((resolve) => {
     this.announce = resolve;
   });
-
-  /**
-   * The answer a waiting effect gets once the run stops: made once per run, because every
-   * race against it adds a reaction that lives as long as the promise does.
-   */
-  readonly stopAnswer: Promise<EffectAnswer> = this.whenStopped.then((error) => failed('cancelled', error.message));
 
   constructor(private readonly limits: RunLimits, signal?: AbortSignal) {
     signal?.addEventListener('abort', () => this.cancel(String(signal.reason ?? 'the run was cancelled')));

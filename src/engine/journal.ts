@@ -5,11 +5,22 @@
 import type { Json } from '../prompt/types.ts';
 import type { EffectAnswer, EffectContext, EffectRequest, Harness } from './effects.ts';
 
-/** One journaled effect. */
+/**
+ * A scheduler step record's request: the step released the chains its answer lists
+ * (scheduler.ts). Only runs with concurrent chains journal any.
+ */
+export interface StepRequest {
+  op: 'scheduler.step';
+}
+
+/** The chain id the scheduler's step records are journaled under (no chain id is a word). */
+export const SCHEDULER_CHAIN = 'scheduler';
+
+/** One journaled effect, or one scheduler step record. */
 export interface JournalEntry {
   chain: string;
   seq: number;
-  request: EffectRequest;
+  request: EffectRequest | StepRequest;
   answer: EffectAnswer;
 }
 
@@ -17,7 +28,7 @@ export interface JournalEntry {
 export class DeterminismViolation extends Error {}
 
 /** JSON text with object keys sorted, so two equal requests compare equal as text. */
-export function canonicalJson(value: Json | EffectRequest | undefined): string {
+export function canonicalJson(value: Json | EffectRequest | StepRequest | undefined): string {
   return JSON.stringify(value, (_key, v: unknown) => {
     if (v && typeof v === 'object' && !Array.isArray(v)) {
       const sorted: Record<string, unknown> = {};
@@ -48,13 +59,15 @@ export function digestText(text: string): string {
 /**
  * Performs effects for one run: answers from the journal while it lasts (checking that the
  * run asks for the same thing), then from the Harness, journaling each new answer before
- * handing it back.
+ * handing it back. It also keeps the scheduler's step records (scheduler.ts), journaled
+ * under the chain `scheduler`.
  */
 export class EffectRunner {
   private readonly recorded = new Map<string, JournalEntry>();
   private readonly nextSeq = new Map<string, number>();
   private readonly entries: JournalEntry[] = [];
   private replayedCount = 0;
+  private closed = false;
 
   constructor(
     private readonly harness: Harness,
@@ -64,27 +77,50 @@ export class EffectRunner {
     for (const entry of replay) this.recorded.set(keyOf(entry.chain, entry.seq), entry);
   }
 
-  /** Performs one effect of `chain`; throws DeterminismViolation on a divergent replay. */
-  async perform(chain: string, request: EffectRequest, section: string | null, runId: string): Promise<EffectAnswer> {
+  /**
+   * Takes the next sequence number of `chain` for `request`, with the journaled answer when
+   * the journal holds one; throws DeterminismViolation when it holds another request there.
+   */
+  claim(chain: string, request: EffectRequest): { seq: number; answer?: EffectAnswer } {
     const seq = (this.nextSeq.get(chain) ?? 0) + 1;
     this.nextSeq.set(chain, seq);
     const recorded = this.recorded.get(keyOf(chain, seq));
-    if (recorded) {
-      if (canonicalJson(recorded.request) !== canonicalJson(request)) {
-        throw new DeterminismViolation(
-          `the run diverged from its journal at effect ${seq} of chain ${chain}: the journal holds ${describe(recorded.request)}, but the run asked for ${describe(request)}`,
-        );
-      }
-      this.replayedCount++;
-      this.entries.push(recorded);
-      return recorded.answer;
+    if (!recorded) return { seq };
+    if (canonicalJson(recorded.request) !== canonicalJson(request)) {
+      throw new DeterminismViolation(
+        `the run diverged from its journal at effect ${seq} of chain ${chain}: the journal holds ${describe(recorded.request)}, but the run asked for ${describe(request)}`,
+      );
     }
+    this.replayedCount++;
+    this.entries.push(recorded);
+    return { seq, answer: recorded.answer };
+  }
+
+  /** Performs a claimed effect through the Harness and journals its answer (unless the run has ended). */
+  async perform(chain: string, seq: number, request: EffectRequest, section: string | null, runId: string): Promise<EffectAnswer> {
     const context: EffectContext = { runId, chain, seq, section };
     const answer = await this.harness.perform(request, context);
-    const entry: JournalEntry = { chain, seq, request, answer };
-    this.entries.push(entry);
-    await this.onJournal?.(entry);
+    if (!this.closed) await this.append({ chain, seq, request, answer });
     return answer;
+  }
+
+  /** The chains the journal says scheduler step `step` released, consumed; undefined when it has no record of it. */
+  takeStep(step: number): string[] | undefined {
+    const recorded = this.recorded.get(keyOf(SCHEDULER_CHAIN, step));
+    if (!recorded) return undefined;
+    this.replayedCount++;
+    this.entries.push(recorded);
+    return recorded.answer.ok ? (recorded.answer.value as string[]) : [];
+  }
+
+  /** Journals the chains scheduler step `step` released. */
+  async recordStep(step: number, chains: string[]): Promise<void> {
+    await this.append({ chain: SCHEDULER_CHAIN, seq: step, request: { op: 'scheduler.step' }, answer: { ok: true, value: chains } });
+  }
+
+  /** True while journaled entries remain that the run has not reached. */
+  get replaying(): boolean {
+    return this.unconsumed() > 0;
   }
 
   /** Journaled effects the run never asked for (a replay that ended early). */
@@ -92,13 +128,23 @@ export class EffectRunner {
     return this.recorded.size - this.replayedCount;
   }
 
+  /** Journals nothing more: answers that land after the run ended are dropped. */
+  close(): void {
+    this.closed = true;
+  }
+
   /** The journal as it stands: replayed entries, then new ones. */
   journal(): JournalEntry[] {
     return this.entries.slice();
   }
+
+  private async append(entry: JournalEntry): Promise<void> {
+    this.entries.push(entry);
+    await this.onJournal?.(entry);
+  }
 }
 
-function describe(request: EffectRequest): string {
+function describe(request: EffectRequest | StepRequest): string {
   const text = canonicalJson(request);
   return text.length > 200 ? `${text.slice(0, 200)}...` : text;
 }

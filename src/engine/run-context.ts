@@ -9,6 +9,8 @@ import type { RunSeed } from './run-seed.ts';
 import type { VarState } from './var-state.ts';
 import type { LuaPlatform, RuntimeChunk } from './lua/vm.ts';
 import type { RunCatalog } from './catalog.ts';
+import type { Scheduler } from './scheduler.ts';
+import type { TaskBoard } from './tasks.ts';
 
 /** A section as an entry runs it: its name and body. The H1 pass uses the title as its name. */
 export interface EntrySection extends SectionBody {
@@ -33,6 +35,10 @@ export interface RunContext {
   vars: VarState;
   events: EventLog;
   effects: EffectRunner;
+  /** Runs the run's chains (the walk, tasks, arms) one at a time. */
+  scheduler: Scheduler;
+  /** The run's tasks and fanout arms. */
+  tasks: TaskBoard;
   stop: StopSwitch;
   limits: RunLimits;
   /** Section entries made so far (walked, called). */
@@ -41,7 +47,7 @@ export interface RunContext {
   vmCount: number;
   /** Final replies of model steps, by section name. */
   replies: { [section: string]: string };
-  /** The last model step's reply: the run result when the walk ends without a value. */
+  /** The main chain's last model step's reply: the run result when the walk ends without a value. */
   lastReply: string;
   /** The run's model rounds and the tokens their providers reported. */
   usage: RunUsage;

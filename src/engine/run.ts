@@ -14,6 +14,8 @@ import { runtimeChunk } from './lua/runtime/index.ts';
 import type { RunContext, RunUsage } from './run-context.ts';
 import { deriveRunSeed } from './run-seed.ts';
 import { enterSection, type EntryOutcome } from './section-entry.ts';
+import { Scheduler } from './scheduler.ts';
+import { TaskBoard } from './tasks.ts';
 import { VarState } from './var-state.ts';
 import { EMPTY_CATALOG, type RunCatalog } from './catalog.ts';
 
@@ -50,7 +52,16 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const events = new EventLog(options.onEvent);
   const effects = new EffectRunner(options.harness, options.journal ?? [], options.onJournal);
-  const run: RunContext = {
+  const stop = new StopSwitch(limits, options.signal);
+  const scheduler = new Scheduler({
+    runId: options.runId ?? 'run-1',
+    effects,
+    stop,
+    // Someone outside can cancel: a looping chain pauses now and then so the event loop,
+    // and the cancellation, can run.
+    ...(options.signal ? { yieldToHost: macrotask } : {}),
+  });
+  const run = {
     runId: options.runId ?? 'run-1',
     prompt: options.prompt,
     platform: options.platform,
@@ -60,7 +71,8 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
     vars: new VarState(),
     events,
     effects,
-    stop: new StopSwitch(limits, options.signal),
+    scheduler,
+    stop,
     limits,
     entryCount: 0,
     vmCount: 0,
@@ -69,14 +81,20 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
     catalog: options.catalog ?? EMPTY_CATALOG,
     defaultRole: null,
     usage: { rounds: 0, input_tokens: 0, output_tokens: 0 },
-  };
+  } as RunContext;
+  run.tasks = new TaskBoard(run, enterSection);
   const place = { section: null, task: '0', turn: 0 };
   events.emit('run_started', place, { prompt: options.prompt.frontmatter.name, args: run.args });
   if (options.requirementsNotice !== undefined) {
     return fail(run, { kind: 'RequirementsUnmet', message: options.requirementsNotice });
   }
   for (const line of run.catalog.log) events.emit('log', place, { message: line });
-  const ended = await walk(run);
+  const ended = await scheduler.run(async () => {
+    const end = await walk(run);
+    // The run ends with its main chain: tasks still running end with it.
+    run.tasks.cancelAll('the run ended');
+    return end;
+  });
   if (ended.status === 'completed' && effects.unconsumed() > 0) {
     return fail(run, {
       kind: 'Determinism',
@@ -86,6 +104,11 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
   if (ended.status === 'failed') return fail(run, ended.error);
   events.emit('run_completed', place, { result: ended.result, usage: { ...run.usage } });
   return { status: 'completed', result: ended.result, events: events.all(), journal: effects.journal(), usage: run.usage };
+}
+
+/** Lets the host's event loop run once: a macrotask, so a cancellation waiting there arrives. */
+function macrotask(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 function fail(run: RunContext, error: RunError): RunOutcome {

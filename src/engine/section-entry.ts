@@ -9,16 +9,18 @@ import type { EffectAnswer, EffectRequest } from './effects.ts';
 import { luaKindOf, runKindOf, type RunError } from './errors.ts';
 import type { EntrySection, RunContext } from './run-context.ts';
 import { wrapUntrusted } from './untrusted-envelope.ts';
-import type { LuaScalar, LuaVm } from './lua/vm.ts';
+import type { HookVerdict, LuaScalar, LuaVm } from './lua/vm.ts';
 import { LAZY_MODULES } from './lua/runtime/index.ts';
-import { DeterminismViolation, canonicalJson } from './journal.ts';
+import { canonicalJson } from './journal.ts';
 import { Conversation } from './conversation.ts';
 import { checkReply } from './model-reply.ts';
 import { TASK_BUILTIN_TOOLS } from './task-builtins.ts';
 import { formatNameList, parsePackId } from '../prompt/name-grammar.ts';
+import { MAIN_CHAIN, type ParkedEffect } from './scheduler.ts';
+import type { TaskRecord } from './tasks.ts';
 
-/** How an entry is made: walked into, the H1 pass, or entered with call. */
-export type EntryKind = 'walk' | 'h1' | 'call';
+/** How an entry is made: walked into, the H1 pass, entered with call, a task's or a fanout arm's section. */
+export type EntryKind = 'walk' | 'h1' | 'call' | 'task' | 'arm';
 
 /** The outcome of one entry. */
 export type EntryOutcome =
@@ -32,14 +34,24 @@ export type EntryOutcome =
 export interface EntrySpec {
   kind: EntryKind;
   section: EntrySection;
-  /** JSON text of a call's extra arguments (a list), passed to the blocks as `...`. */
+  /** JSON text of a call's extra arguments or a task's input (a list), passed to the blocks as `...`. */
   callArgs?: string;
+  /** JSON text of a fanout arm's item, bound to the global `item`. */
+  item?: string;
+  /** The chain the entry runs on: `0`, a task's id or an arm's id. */
   chain: string;
 }
+
+/**
+ * Count-hook calls (of 10,000 instructions each) between two pauses of a long-running entry:
+ * a pause lets the other chains run, and the host hear a cancellation.
+ */
+const PAUSE_EVERY = 100;
 
 /** Runs one section entry to its outcome. */
 export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryOutcome> {
   const vm = await run.platform.newVm({ memoryLimit: run.limits.memoryBytes });
+  const stopOf = () => run.scheduler.stopOf(spec.chain);
   try {
     installLeaves(vm, run, spec);
     vm.runChunk(run.runtime);
@@ -47,13 +59,17 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
     const conversation = new Conversation();
     let step = thread.resume([]);
     for (;;) {
-      const stopped = run.stop.stopped;
+      const stopped = stopOf();
       if (stopped) return { type: 'stop', error: stopped };
       if (step.status === 'error') {
         return { type: 'error', error: { kind: 'Lua', message: step.message }, luaKind: 'lua' };
       }
       if (step.status === 'return') return finish(step.values);
-      const [, op, ...rest] = step.values;
+      // A yield with no values is the count hook pausing the thread (whose mark is then
+      // cleared: a user coroutine's own empty yield must not read as a pause).
+      const paused = step.values.length === 0 && vm.takePaused();
+      const [, op, ...rest] = paused ? [null, 'pause'] : step.values;
+      let answer: LuaScalar[];
       if (op === 'effect') {
         const effectOp = String(rest[0]);
         if (effectOp === 'model.round') {
@@ -67,32 +83,58 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
             continue;
           }
           const request = roundRequest(target, String(head), String(tools), String(role), run.prompt.h1.prose);
-          const answer = await performRequest(run, spec, request);
-          const now = run.stop.stopped;
-          if (now) return { type: 'stop', error: now };
-          step = thread.resume(answerRound(run, spec, String(role), Number(turn), answer));
-          continue;
+          const [reply] = await run.scheduler.park(spec.chain, [{ request, section: spec.section.name }]);
+          // A stopping chain reports no round.
+          if (stopOf()) continue;
+          answer = answerRound(run, spec, String(role), Number(turn), reply!);
+        } else {
+          answer = toLua(effectOp, await performEffect(run, spec, effectOp, JSON.parse(String(rest[1])) as Record<string, Json>));
         }
-        const answer = await performEffect(run, spec, effectOp, JSON.parse(String(rest[1])) as Record<string, Json>);
-        const now = run.stop.stopped;
-        if (now) return { type: 'stop', error: now };
-        step = thread.resume(toLua(effectOp, answer));
       } else if (op === 'batch') {
-        const answers = await performBatch(run, spec, rest);
-        const now = run.stop.stopped;
-        if (now) return { type: 'stop', error: now };
-        step = thread.resume(answers);
+        answer = await performBatch(run, spec, rest);
       } else if (op === 'call') {
-        step = thread.resume(await callSection(run, spec, String(rest[0]), rest[1] as string));
+        answer = await callSection(run, spec, String(rest[0]), rest[1] as string);
       } else if (op === 'jump') {
         return { type: 'jump', target: String(rest[0]) };
+      } else if (op === 'pause') {
+        await run.scheduler.pause(spec.chain);
+        answer = [];
+      } else if (op === 'await') {
+        const records = await run.tasks.await(spec.chain, JSON.parse(String(rest[0])) as string[]);
+        if (stopOf()) continue;
+        answer = [awaitAnswer(records)];
+      } else if (op === 'fanout') {
+        answer = await fanout(run, spec, String(rest[0]), String(rest[1]));
       } else {
         throw new Error(`the Lua runtime asked for an unknown operation ${String(op)}`);
       }
+      if (stopOf()) continue;
+      step = thread.resume(answer);
     }
   } finally {
     vm.close();
   }
+}
+
+/** What `tasks.await` and the await_tasks built-in read: each task's status, result or error. */
+function awaitAnswer(records: TaskRecord[]): string {
+  return JSON.stringify(
+    records.map((record) =>
+      record.status === 'completed'
+        ? { id: record.id, status: record.status, result: record.result }
+        : { id: record.id, status: record.status, kind: record.error!.kind, message: record.error!.message },
+    ),
+  );
+}
+
+/** A fanout: counted as one section entry, whatever the number of its arms. */
+async function fanout(run: RunContext, spec: EntrySpec, name: string, itemsJson: string): Promise<LuaScalar[]> {
+  if (!countEntry(run)) return [false, 'limit', run.stop.stopped!.message];
+  const items = (JSON.parse(itemsJson) as Json[]).map((item) => JSON.stringify(item));
+  const ended = await run.tasks.fanout(spec.chain, name, items);
+  if (run.scheduler.stopOf(spec.chain)) return [];
+  if (!ended.ok) return [false, ended.error.kind, ended.error.message, ended.task];
+  return [true, JSON.stringify(ended.results)];
 }
 
 function finish(values: LuaScalar[]): EntryOutcome {
@@ -125,13 +167,22 @@ async function callSection(run: RunContext, spec: EntrySpec, name: string, argsT
   }
 }
 
-/** Enters a section (counting it against the entry cap) and reports section_entered. */
-export async function enterSection(run: RunContext, spec: EntrySpec): Promise<EntryOutcome> {
+/** Counts one section entry against the cap; false (the run stopping) past it. */
+function countEntry(run: RunContext): boolean {
   run.entryCount++;
   if (run.entryCount > run.limits.entries) {
     run.stop.exceed(`the run made ${run.limits.entries} section entries, its cap (a jump loop?)`);
-    return { type: 'stop', error: run.stop.stopped! };
+    return false;
   }
+  return true;
+}
+
+/**
+ * Enters a section (counting it against the entry cap, except a fanout arm: its fanout
+ * counted once) and reports section_entered.
+ */
+export async function enterSection(run: RunContext, spec: EntrySpec): Promise<EntryOutcome> {
+  if (spec.kind !== 'arm' && !countEntry(run)) return { type: 'stop', error: run.stop.stopped! };
   run.events.emit('section_entered', { section: spec.section.name, task: spec.chain, turn: 0 }, { entry: spec.kind });
   return runEntry(run, spec);
 }
@@ -144,9 +195,18 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec): void {
     return section ? [...section.prologue, ...section.epilogue] : [];
   };
   const vmIndex = run.vmCount++;
+  const stopping = () => run.scheduler.stopOf(spec.chain) !== null;
+  let hooks = 0;
+  vm.onCount((count): HookVerdict => {
+    if (run.stop.spend(count) || stopping()) return 'stop';
+    // Whether or not other chains wait: the same instruction counts pause an entry on a
+    // replay, so the run's steps, and their journaled numbers, stay the same.
+    return ++hooks % PAUSE_EVERY === 0 ? 'pause' : 'go';
+  });
   vm.setNull('__rv_null');
   const leaves: Record<string, (...args: LuaScalar[]) => LuaScalar | LuaScalar[] | void> = {
-    tick: (count) => run.stop.spend(Number(count)),
+    tick: (count) => run.stop.spend(Number(count)) || stopping(),
+    paused: () => vm.takePaused(),
     var_get: (text) => {
       const value = run.vars.get(path(text));
       if (value === undefined) return ['nil', null];
@@ -154,7 +214,16 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec): void {
       if (typeof value === 'object') return ['table', null];
       return ['scalar', value];
     },
-    var_set: (text, json) => run.vars.set(path(text), json === null ? undefined : (JSON.parse(String(json)) as Json)),
+    var_set: (text, json) => {
+      const at = path(text);
+      const conflict = at.length > 0 ? run.scheduler.claimVar(spec.chain, at[0]!) : null;
+      if (conflict) {
+        run.stop.fail({ kind: 'Determinism', message: conflict });
+        vm.halting = true;
+        return null;
+      }
+      return run.vars.set(at, json === null ? undefined : (JSON.parse(String(json)) as Json));
+    },
     var_len: (text) => run.vars.length(path(text)),
     var_keys: (text) => JSON.stringify(run.vars.keys(path(text))),
     var_json: (text) => run.vars.json(path(text)),
@@ -166,6 +235,7 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec): void {
       spec.section.prose !== '',
       spec.callArgs ?? null,
       JSON.stringify(run.args),
+      spec.item ?? null,
       JSON.stringify({
         run_id: run.runId,
         execution: run.runId,
@@ -204,8 +274,16 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec): void {
     },
     reply_done: (text) => {
       run.replies[spec.section.name] = String(text);
-      run.lastReply = String(text);
+      if (spec.chain === MAIN_CHAIN) run.lastReply = String(text);
+      else run.tasks.noteReply(spec.chain, String(text));
     },
+    task_spawn: (name, argsText) => run.tasks.spawn(spec.chain, String(name), String(argsText)),
+    task_status: (id) => {
+      const record = run.tasks.get(String(id));
+      if (!record) return null;
+      return [record.status, record.result ?? record.error?.message ?? null];
+    },
+    task_cancel: (id, why) => run.tasks.cancel(String(id), why === null ? undefined : String(why)) ?? null,
     prelude: (index) => {
       const preludes = run.catalog.preludes;
       if (index === 0) return preludes.length;
@@ -227,6 +305,7 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec): void {
     return leaf(...args);
   });
   vm.setUserdataFactory('__rv_newuserdata');
+  vm.setWatchFunction('__rv_watch');
   vm.setModuleLoader('__rv_module', LAZY_MODULES);
 }
 
@@ -242,16 +321,8 @@ async function performEffect(run: RunContext, spec: EntrySpec, op: string, paylo
 }
 
 async function performRequest(run: RunContext, spec: EntrySpec, request: EffectRequest): Promise<EffectAnswer> {
-  try {
-    // A cancellation ends the wait at once; the effect's late answer is dropped.
-    return await Promise.race([run.effects.perform(spec.chain, request, spec.section.name, run.runId), run.stop.stopAnswer]);
-  } catch (error) {
-    if (error instanceof DeterminismViolation) {
-      run.stop.fail({ kind: 'Determinism', message: error.message });
-      return { ok: false, error: { kind: 'determinism', message: error.message } };
-    }
-    throw error;
-  }
+  const [answer] = await run.scheduler.park(spec.chain, [{ request, section: spec.section.name }]);
+  return answer!;
 }
 
 function toRequest(op: string, payload: Record<string, Json>): EffectRequest | { problem: string } {
@@ -341,18 +412,23 @@ async function performBatch(run: RunContext, spec: EntrySpec, flat: LuaScalar[])
     const [tool, name, argsJson, caller, callId, turn] = flat.slice(1 + k * 6, 7 + k * 6);
     return { tool: String(tool), name: String(name), args: JSON.parse(String(argsJson)) as Json, caller: caller as 'script' | 'model', callId: callId === null ? null : String(callId), turn: Number(turn) };
   });
-  const answers = await Promise.all(
-    calls.map((call) =>
-      performRequest(run, spec, {
-        op: 'tool.call',
-        tool: call.tool,
-        name: call.name,
-        args: call.args,
-        origin: { execution: run.runId, section: spec.section.name, caller: call.caller },
-        call_id: call.callId,
+  const answers = await run.scheduler.park(
+    spec.chain,
+    calls.map(
+      (call): ParkedEffect => ({
+        request: {
+          op: 'tool.call',
+          tool: call.tool,
+          name: call.name,
+          args: call.args,
+          origin: { execution: run.runId, section: spec.section.name, caller: call.caller },
+          call_id: call.callId,
+        },
+        section: spec.section.name,
       }),
     ),
   );
+  if (run.scheduler.stopOf(spec.chain)) return [];
   const values: LuaScalar[] = [];
   calls.forEach((call, k) => {
     const answer = answers[k]!;

@@ -7,7 +7,7 @@ import type { Json } from '../prompt/types.ts';
 export const TASK_BUILTIN_TOOLS: { name: string; description: string; parameters: Json }[] = [
   {
     name: 'task',
-    description: 'Start a task that runs a section of this prompt; answers with the task id.',
+    description: 'Start a task that runs a section of this prompt alongside you; answers with the task id, such as 0.0.',
     parameters: {
       type: 'object',
       properties: {
@@ -19,17 +19,17 @@ export const TASK_BUILTIN_TOOLS: { name: string; description: string; parameters
   },
   {
     name: 'task_cancel',
-    description: 'Cancel a running task.',
-    parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+    description: 'Cancel a running task you started.',
+    parameters: { type: 'object', properties: { id: { type: 'string', description: 'The task id.' } }, required: ['id'] },
   },
   {
     name: 'task_status',
-    description: 'Report the status of a task.',
-    parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+    description: 'Report whether a task you started is running, completed, failed or cancelled; without an id, every task you started.',
+    parameters: { type: 'object', properties: { id: { type: 'string', description: 'The task id.' } } },
   },
   {
     name: 'await_tasks',
-    description: 'Wait for tasks to finish and return their results.',
+    description: 'Wait for tasks you started to finish and return their results; without ids, every task you started.',
     parameters: { type: 'object', properties: { ids: { type: 'array', items: { type: 'string' } } } },
   },
 ];

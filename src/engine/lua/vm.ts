@@ -29,6 +29,16 @@ export interface RuntimeChunk {
   source: string;
 }
 
+/**
+ * What the count hook decides every HOOK_EVERY instructions: go on, pause the thread (it
+ * yields to whoever resumed it, with no values), or stop it (it raises the runtime's stop
+ * value now and at every later instruction, so no pcall can keep it alive).
+ */
+export type HookVerdict = 'go' | 'pause' | 'stop';
+
+/** Instructions between two calls of a VM's count hook. */
+export const HOOK_EVERY = 10_000;
+
 /** Options of one VM. */
 export interface VmOptions {
   /** Upper bound of the Lua heap in bytes; allocations past it fail with "not enough memory". */
@@ -43,11 +53,14 @@ const LUA_TNUMBER = 3;
 const LUA_TSTRING = 4;
 const LUA_TFUNCTION = 6;
 const LUA_REGISTRYINDEX = -1001000;
+const LUA_MASKCOUNT = 1 << 3;
 const upvalue = (index: number) => LUA_REGISTRYINDEX - index;
 /** The leaf index that makes the trampoline push a fresh userdata instead of calling JS. */
 const USERDATA_LEAF = -1;
 /** The leaf index that makes the trampoline load a named runtime module as a function. */
 const MODULE_LEAF = -2;
+/** The leaf index that makes the trampoline put the count hook on the thread it is given. */
+const WATCH_LEAF = -3;
 
 type RawExports = Record<string, (...args: number[]) => number>;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -69,6 +82,8 @@ class CApi {
   readonly pcallk: CFunction; readonly newstate: CFunction; readonly newstateL: CFunction;
   readonly openlibs: CFunction; readonly close: CFunction; readonly error: CFunction;
   readonly malloc: CFunction; readonly free: CFunction; readonly realloc: CFunction;
+  readonly sethook: CFunction; readonly yieldk: CFunction; readonly isyieldable: CFunction;
+  readonly tothread: CFunction;
   private readonly names = new Map<string, number>();
 
   constructor(readonly lua: LuaWasm, exports: Record<string, CFunction> | undefined) {
@@ -84,7 +99,8 @@ class CApi {
     this.newthread = c('lua_newthread'); this.loadbufferx = c('luaL_loadbufferx'); this.pcallk = c('lua_pcallk');
     this.newstate = c('lua_newstate'); this.newstateL = c('luaL_newstate'); this.openlibs = c('luaL_openlibs');
     this.close = c('lua_close'); this.error = c('lua_error'); this.malloc = c('malloc'); this.free = c('free');
-    this.realloc = c('realloc');
+    this.realloc = c('realloc'); this.sethook = c('lua_sethook'); this.yieldk = c('lua_yieldk');
+    this.isyieldable = c('lua_isyieldable'); this.tothread = c('lua_tothread');
   }
 
   /** A NUL-terminated copy of a constant name, made once and kept. */
@@ -134,6 +150,12 @@ export class LuaPlatform {
   readonly trampoline: number;
   /** The lua_Alloc every memory-limited VM uses: ud is the VM id. */
   readonly allocator: number;
+  /**
+   * The lua_Hook every watched thread counts instructions with. A C hook, not a Lua one: a
+   * hook may yield only from C, and pausing a spinning thread is what lets the Engine run
+   * other chains, and hear a cancellation, while one of them loops.
+   */
+  readonly hook: number;
   readonly c: CApi;
   /** Scratch words for out-parameters (a string's length, a resume's result count). */
   readonly lengthWord: number;
@@ -151,6 +173,7 @@ export class LuaPlatform {
       (ud: number, pointer: number, oldSize: number, newSize: number) => this.allocate(ud, pointer, oldSize, newSize),
       'iiiii',
     );
+    this.hook = module.addFunction((state: number) => this.countHook(state), 'vii');
   }
 
   /**
@@ -183,6 +206,9 @@ export class LuaPlatform {
     const state = limit === undefined ? this.c.newstateL() : this.c.newstate(this.allocator, id);
     vm.attach(state);
     this.c.openlibs(state);
+    // The hook finds its VM by this global; the sandbox's code never sees the real globals.
+    this.c.pushinteger(state, BigInt(id));
+    this.c.setglobal(state, this.c.name('__rv_vm'));
     return vm;
   }
 
@@ -236,6 +262,10 @@ export class LuaPlatform {
       c.newuserdatauv(state, 0, 0);
       return 1;
     }
+    if (leaf === WATCH_LEAF) {
+      c.sethook(c.tothread(state, 1), this.hook, LUA_MASKCOUNT, HOOK_EVERY);
+      return 0;
+    }
     if (leaf === MODULE_LEAF && vm) {
       const chunk = vm.module(String(readScalar(this, state, 1)));
       const { pointer, size } = this.bytecode(chunk);
@@ -252,10 +282,33 @@ export class LuaPlatform {
       pushScalar(this, state, `internal error in the Engine: ${error instanceof Error ? error.message : String(error)}`);
       return c.error(state);
     }
+    // A leaf that made the VM halt (a run error found inside it) stops the thread at its
+    // next instruction rather than up to HOOK_EVERY instructions later.
+    if (vm?.halting) c.sethook(state, this.hook, LUA_MASKCOUNT, 1);
     if (result === undefined) return 0;
     const values = Array.isArray(result) ? result : [result];
     for (const value of values) pushScalar(this, state, value);
     return values.length;
+  }
+
+  private countHook(state: number): void {
+    const c = this.c;
+    c.getglobal(state, c.name('__rv_vm'));
+    const vm = this.vms.get(Number(c.tointegerx(state, -1, 0)));
+    c.settop(state, -2);
+    const verdict = vm ? vm.countHook(HOOK_EVERY) : 'stop';
+    if (verdict === 'stop') {
+      // From now on every instruction comes back here and raises again.
+      c.sethook(state, this.hook, LUA_MASKCOUNT, 1);
+      c.getglobal(state, c.name('__rv_stop'));
+      c.error(state);
+      return;
+    }
+    if (verdict === 'pause' && vm && c.isyieldable(state)) {
+      vm.paused = true;
+      // From a hook, lua_yieldk returns here and Lua yields once the hook returns.
+      c.yieldk(state, 0, 0, 0);
+    }
   }
 
   private allocate(ud: number, pointer: number, oldSize: number, newSize: number): number {
@@ -281,6 +334,11 @@ export class LuaVm {
   private modules: Record<string, RuntimeChunk> = {};
   /** Bytes the Lua heap holds (tracked when the VM has a memory limit). */
   heapBytes = 0;
+  /** Set when the count hook paused a thread; the runtime reads and clears it (takePaused). */
+  paused = false;
+  /** Set to stop the running thread at its next instruction, once the current leaf returns. */
+  halting = false;
+  private hookHandler: (count: number) => HookVerdict = () => 'go';
 
   constructor(
     private readonly platform: LuaPlatform,
@@ -291,6 +349,23 @@ export class LuaVm {
   /** Binds the lua_State once it exists (the allocator needs the VM first). */
   attach(state: number): void {
     this.state = state;
+  }
+
+  /** Decides what the count hook does; called every HOOK_EVERY instructions of a watched thread. */
+  onCount(handler: (count: number) => HookVerdict): void {
+    this.hookHandler = handler;
+  }
+
+  /** The count hook's verdict (the platform calls this). */
+  countHook(count: number): HookVerdict {
+    return this.halting ? 'stop' : this.hookHandler(count);
+  }
+
+  /** True once after the count hook paused a thread of this VM. */
+  takePaused(): boolean {
+    const paused = this.paused;
+    this.paused = false;
+    return paused;
   }
 
   /** Calls leaf number `index` (the trampoline's second upvalue). */
@@ -324,6 +399,12 @@ export class LuaVm {
    */
   setUserdataFactory(name: string): void {
     this.pushClosure(USERDATA_LEAF);
+    this.platform.c.setglobal(this.state, this.platform.c.name(name));
+  }
+
+  /** Sets a global to a function that puts the count hook on the thread passed to it. */
+  setWatchFunction(name: string): void {
+    this.pushClosure(WATCH_LEAF);
     this.platform.c.setglobal(this.state, this.platform.c.name(name));
   }
 

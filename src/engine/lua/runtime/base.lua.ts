@@ -16,7 +16,8 @@ local dispatch = __rv_dispatch
 __rv_dispatch = nil
 for _, name in ipairs({ 'tick', 'var_get', 'var_set', 'var_len', 'var_keys', 'var_json',
     'entry', 'block', 'find_section', 'prose', 'event', 'untrusted', 'fact', 'seed',
-    'catalog', 'pack_id_problem', 'role', 'set_default_role', 'reply_done', 'prelude' }) do
+    'catalog', 'pack_id_problem', 'role', 'set_default_role', 'reply_done', 'prelude',
+    'paused', 'task_spawn', 'task_status', 'task_cancel' }) do
   leaves[name] = function(...) return dispatch(name, ...) end
 end
 leaves.newuserdata = __rv_newuserdata
@@ -29,7 +30,7 @@ R.raw = {
   yield = coroutine.yield, resume = coroutine.resume, create = coroutine.create,
   status = coroutine.status, running = coroutine.running, wrap = coroutine.wrap,
   isyieldable = coroutine.isyieldable, close = coroutine.close,
-  load = load, sethook = debug.sethook, traceback = debug.traceback,
+  load = load, traceback = debug.traceback,
   setmetatable_any = debug.setmetatable, getmetatable_any = debug.getmetatable,
   getinfo = debug.getinfo,
 }
@@ -91,27 +92,26 @@ function R.describe_error(err)
   return 'lua', 'a ' .. R.typename(err) .. ' value was raised as an error'
 end
 
--- The budget hook -----------------------------------------------------------------------
+-- The count hook ------------------------------------------------------------------------
+-- A C hook the platform installs (lua/vm.ts) counts instructions against the run's budget
+-- every 10,000 of them, stops a thread whose chain must stop by raising STOP at that and
+-- every later instruction (no pcall can keep it alive), and pauses a thread that ran long
+-- so other chains get their turn.
 
-local HOOK_EVERY = 10000
 R.STOP = setmetatable({}, { __name = 'runvil.stop', __tostring = function() return 'the run is stopping' end })
-local tick, sethook, running = leaves.tick, R.raw.sethook, R.raw.running
-local hook
-hook = function()
-  if tick(HOOK_EVERY) then
-    -- From now on every instruction raises, so no pcall can keep the thread alive.
-    sethook(running(), hook, '', 1)
-    error(R.STOP, 0)
-  end
-end
---- True once the run is stopping (cancelled or out of budget).
+-- A real global, which the section's sandboxed code never sees: the C hook raises it.
+__rv_stop = R.STOP
+local tick = leaves.tick
+local watch = __rv_watch
+__rv_watch = nil
+--- True once the entry's chain is stopping (the run cancelled or out of budget, or the task cancelled).
 function R.stopping()
   return tick(0)
 end
 
---- Puts the instruction-budget hook on a coroutine (hooks are per thread in Lua).
+--- Puts the count hook on a coroutine (hooks are per thread in Lua).
 function R.watch(co)
-  sethook(co, hook, '', HOOK_EVERY)
+  watch(co)
 end
 
 -- Effects -------------------------------------------------------------------------------
@@ -152,7 +152,8 @@ function R.batch(calls)
   return out
 end
 
---- Asks the driver for an Engine operation (call, jump); returns whatever it answers.
+--- Asks the driver for an Engine operation (call, jump, await, fanout, pause); returns
+--- whatever it answers.
 function R.request(op, ...)
   return raw_yield(R.MARK, op, ...)
 end

@@ -10,6 +10,7 @@ import { TOOLS_LUA } from './tools.lua.ts';
 import { MAIN_LUA } from './main.lua.ts';
 import { SANDBOX_LUA } from './sandbox.lua.ts';
 import { STATE_LUA } from './state.lua.ts';
+import { TASKS_LUA } from './tasks.lua.ts';
 import { WALK_LUA } from './walk.lua.ts';
 
 /** The Engine's modules loaded into a VM on first use, by name. */
@@ -17,6 +18,7 @@ export const LAZY_MODULES: Record<string, RuntimeChunk> = {
   tools: { name: 'runvil.tools', source: TOOLS_LUA },
   models: { name: 'runvil.models', source: MODELS_LUA },
   prelude: { name: 'runvil.prelude', source: PRELUDE_LUA },
+  tasks: { name: 'runvil.tasks', source: TASKS_LUA },
 };
 
 const module = (source: string, args: string) => `(function(...)\n${source}\nend)(${args})`;

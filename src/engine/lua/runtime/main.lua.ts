@@ -7,7 +7,7 @@ local R, sandbox, state, walk = ...
 local L = R.leaves
 local json = R.json
 
-local kind, name, prologue, epilogue, has_prose, args_text, run_args_text, facts_text = L.entry()
+local kind, name, prologue, epilogue, has_prose, args_text, run_args_text, item_text, facts_text = L.entry()
 local entry = {
   kind = kind, name = name, prologue = prologue, epilogue = epilogue, has_prose = has_prose,
   args = args_text and json.decode(args_text) or { n = 0 },
@@ -33,14 +33,16 @@ env.sys = state.sys(facts)
 walk.install(env, entry)
 
 env.argv = json.decode(run_args_text)
+-- A fanout arm's item; nil in every other entry.
+if item_text then env.item = json.decode(item_text) end
 env.prompt = state.sealed('prompt', { name = facts.prompt_name, title = facts.prompt_title, description = facts.prompt_description })
 env.ui = state.ui()
 
--- tools, packs, models and messages load on first use: most sections never touch them, and
+-- tools, packs, models, messages and tasks load on first use: most sections never touch them, and
 -- a section VM is made per entry, so the runtime a VM loads up front is kept small.
 local load_module = __rv_module
 __rv_module = nil
-local MODULE_TABLES = { tools = { 'tools', 'packs' }, models = { 'models', 'messages', 'compactors' } }
+local MODULE_TABLES = { tools = { 'tools', 'packs' }, models = { 'models', 'messages', 'compactors' }, tasks = { 'tasks' } }
 local loaded = {}
 function R.ensure(name)
   if loaded[name] then return end

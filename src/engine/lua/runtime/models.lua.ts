@@ -163,23 +163,24 @@ end
 
 -- Running the calls of one reply -------------------------------------------------------------
 
+--- A task built-in the model called; it runs alone in its batch, and await_tasks may
+--- suspend the loop until the tasks it names end.
 local function builtin_result(call, turn)
+  local ok, args = pcall(json.decode, call.arguments_json)
+  if not ok or type(args) ~= 'table' then args = {} end
   local text
-  if call.name == 'task' then
-    local args = json.decode(call.arguments_json)
-    local target = type(args.target) == 'string' and args.target:match('^%s*(.-)%s*$') or ''
-    local allow = R.scope.allow
-    local allowed = allow == true
-    if type(allow) == 'table' then
-      for _, t in ipairs(allow) do if t == target then allowed = true end end
-    end
-    if not allowed then
-      text = 'task: target ' .. '\96' .. target .. '\96' .. ' is not allowed; allowed targets: ' .. R.name_list(allow)
-    else
-      text = 'task: starting tasks is not available in this Runvil build'
-    end
+  local allow = R.scope.allow
+  local target = call.name == 'task' and (type(args.target) == 'string' and args.target:match('^%s*(.-)%s*$') or '') or nil
+  local allowed = allow == true
+  if type(allow) == 'table' and target then
+    for _, t in ipairs(allow) do if t == target then allowed = true end end
+  end
+  if target and not allowed then
+    text = 'task: target ' .. '\96' .. target .. '\96' .. ' is not allowed; allowed targets: ' .. R.name_list(allow)
   else
-    text = call.name .. ': tasks are not available in this Runvil build'
+    R.ensure('tasks')
+    if target then args.target = target end
+    text = R.task_builtin(call.name, args)
   end
   R.event('tool_call_succeeded', { alias = call.name, tool_call_id = call.id }, turn)
   R.event('tool_result', { alias = call.name, tool_call_id = call.id, content = text, trusted = true }, turn)

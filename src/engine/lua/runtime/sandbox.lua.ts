@@ -81,11 +81,22 @@ end
 -- A user coroutine that reaches an effect yields the Engine's MARK; resume passes that
 -- yield up to the section's own thread and feeds the answer back down, so a tools.call
 -- inside coroutine.wrap works like one outside it.
+-- A coroutine the count hook paused yields no values and leaves a mark in the VM (the
+-- paused leaf); resume passes that pause up too, where the thread can yield, so a loop
+-- inside a coroutine lets other chains run like one outside it.
 local MARK = R.MARK
+local paused = R.leaves.paused
 local function pass_through(co, ...)
   local results = table_pack(raw.resume(co, ...))
-  while results[1] and results[2] == MARK and raw.status(co) == 'suspended' do
-    results = table_pack(raw.resume(co, raw.yield(table_unpack(results, 2, results.n))))
+  while results[1] and raw.status(co) == 'suspended' do
+    if results[2] == MARK then
+      results = table_pack(raw.resume(co, raw.yield(table_unpack(results, 2, results.n))))
+    elseif results.n == 1 and paused() then
+      if raw.isyieldable() then raw.yield(MARK, 'pause') end
+      results = table_pack(raw.resume(co))
+    else
+      break
+    end
   end
   return results
 end

@@ -20,6 +20,14 @@ local function heading_arg(fname, ref)
   if not name then R.raise('lua', fname .. ': ' .. problem) end
   return name
 end
+M.heading_arg = heading_arg
+
+-- Where the walk cannot move from, what jump says.
+local NO_JUMP = {
+  call = 'jump is unavailable in a section entered with call: the walk cannot move from here; return a value instead',
+  task = 'jump is unavailable in a task: a task runs its own section apart from the walk, so the walk cannot move from here; return a value, or call the section',
+  arm = 'jump is unavailable in a fanout arm: an arm runs its own section apart from the walk, so the walk cannot move from here; return a value, or call the section',
+}
 
 --- Loads one block of a section as a function in env; line numbers match the prompt file.
 function M.load_block(section, index, env)
@@ -35,9 +43,7 @@ function M.install(env, entry)
       R.raise('lua', 'jump is unavailable inside a local tool handler: return a value from the handler and call jump from the block after the tool call returns')
     end
     local name = heading_arg('jump', ref)
-    if entry.kind ~= 'walk' and entry.kind ~= 'h1' then
-      R.raise('lua', 'jump is unavailable in a section entered with ' .. entry.kind .. ': the walk cannot move from here; return a value instead')
-    end
+    if NO_JUMP[entry.kind] then R.raise('lua', NO_JUMP[entry.kind]) end
     R.request('jump', name)
     error('unreachable: the Engine does not resume a jump', 0)
   end
