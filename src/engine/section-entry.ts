@@ -13,7 +13,7 @@ import type { HookVerdict, LuaScalar, LuaVm } from './lua/vm.ts';
 import { LAZY_MODULES } from './lua/runtime/index.ts';
 import { canonicalJson } from './journal.ts';
 import { Conversation } from './conversation.ts';
-import { checkReply } from './model-reply.ts';
+import { checkReply, type CheckedReply } from './model-reply.ts';
 import { TASK_BUILTIN_TOOLS } from './task-builtins.ts';
 import { formatNameList, parsePackId } from '../prompt/name-grammar.ts';
 import { MAIN_CHAIN, type ParkedEffect } from './scheduler.ts';
@@ -57,6 +57,7 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
     vm.runChunk(run.runtime);
     const thread = vm.newThread('__rv_main');
     const conversation = new Conversation();
+    let renderedTools: Record<string, string> = {};
     let step = thread.resume([]);
     for (;;) {
       const stopped = stopOf();
@@ -73,7 +74,9 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
       if (op === 'effect') {
         const effectOp = String(rest[0]);
         if (effectOp === 'model.round') {
-          const [, head, role, turn, tools, from, count, ...texts] = rest;
+          const [, head, role, turn, tools, toolMap, from, count, ...texts] = rest;
+          // The rendered list's wire names and tool ids come once, with the section's first round.
+          if (typeof toolMap === 'string') renderedTools = JSON.parse(toolMap) as Record<string, string>;
           // from 0: a one-off round (models.infer) over its own single record.
           const target = from === 0 ? new Conversation() : conversation;
           target.update(from === 0 ? 1 : Number(from), texts.slice(0, Number(count)).map(String));
@@ -86,7 +89,7 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
           const [reply] = await run.scheduler.park(spec.chain, [{ request, section: spec.section.name }]);
           // A stopping chain reports no round.
           if (stopOf()) continue;
-          answer = answerRound(run, spec, String(role), Number(turn), reply!);
+          answer = answerRound(run, spec, String(role), Number(turn), reply!, from === 0 ? null : renderedTools);
         } else {
           answer = toLua(effectOp, await performEffect(run, spec, effectOp, JSON.parse(String(rest[1])) as Record<string, Json>));
         }
@@ -384,12 +387,20 @@ function precheck(conversation: Conversation, head: string, tools: string, role:
  * (id, name, arguments JSON) per call. Reports the round's model_turn_completed here, where
  * the reply is at hand, rather than re-encoding it in Lua.
  */
-function answerRound(run: RunContext, spec: EntrySpec, role: string, turn: number, answer: EffectAnswer): LuaScalar[] {
+function answerRound(
+  run: RunContext,
+  spec: EntrySpec,
+  role: string,
+  turn: number,
+  answer: EffectAnswer,
+  renderedTools: Record<string, string> | null,
+): LuaScalar[] {
   if (!answer.ok) return [false, answer.error.kind, answer.error.message];
   const checked = checkReply(answer.value);
   if (typeof checked === 'string') return [false, 'model', checked];
   addUsage(run, checked.usage);
-  run.events.emit('model_turn_completed', { section: spec.section.name, task: spec.chain, turn }, {
+  const place = { section: spec.section.name, task: spec.chain, turn };
+  run.events.emit('model_turn_completed', place, {
     content: checked.content,
     role,
     tool_calls: checked.tool_calls.length,
@@ -397,7 +408,29 @@ function answerRound(run: RunContext, spec: EntrySpec, role: string, turn: numbe
   });
   const values: LuaScalar[] = [true, checked.content, checked.tool_calls.length];
   for (const call of checked.tool_calls) values.push(call.id, call.name, call.arguments_json);
+  if (renderedTools === null) return values;
+  // A loop round: its events and the assistant record come from here, where the reply is
+  // at hand, so the Lua runtime neither encodes nor decodes it.
+  if (checked.tool_calls.length > 0) {
+    run.events.emit('assistant_tool_calls', place, {
+      calls: checked.tool_calls.map((call) => ({
+        arguments: JSON.parse(call.arguments_json) as Json,
+        id: call.id,
+        name: call.name,
+        ...(renderedTools[call.name] !== undefined ? { tool: renderedTools[call.name] } : {}),
+      })),
+    });
+  }
+  values.push(assistantRecord(checked));
   return values;
+}
+
+/** The JSON text of a reply's assistant record, keys sorted as the Lua encoder sorts them. */
+function assistantRecord(reply: CheckedReply): string {
+  const content = `{"content":${JSON.stringify(reply.content)},"role":"assistant"`;
+  if (reply.tool_calls.length === 0) return `${content}}`;
+  const calls = reply.tool_calls.map((call) => `{"arguments":${call.arguments_json},"id":${JSON.stringify(call.id)},"name":${JSON.stringify(call.name)}}`);
+  return `${content},"tool_calls":[${calls.join(',')}]}`;
 }
 
 /**
@@ -436,7 +469,8 @@ async function performBatch(run: RunContext, spec: EntrySpec, flat: LuaScalar[])
     const output = answer.ok ? (typeof answer.value === 'string' ? answer.value : JSON.stringify(answer.value)) : answer.error.message;
     const wrap = !answer.ok ? call.caller === 'model' : !trusted;
     const text = wrap ? wrapUntrusted(output, run.seed.nonce) : output;
-    values.push(answer.ok, text);
+    // A model's call also gets its tool record's JSON text, made here rather than in Lua.
+    values.push(answer.ok, text, call.caller === 'model' ? `{"content":${JSON.stringify(text)},"role":"tool","tool_call_id":${JSON.stringify(call.callId)}}` : null);
     if (call.caller !== 'model') return;
     const place = { section: spec.section.name, task: spec.chain, turn: call.turn };
     const id = { alias: call.name, tool: call.tool, tool_call_id: call.callId };

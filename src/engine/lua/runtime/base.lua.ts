@@ -148,7 +148,7 @@ function R.batch(calls)
   end
   local answers = table.pack(raw_yield(R.MARK, 'batch', #calls, table.unpack(flat, 1, n)))
   local out = {}
-  for k = 1, #calls do out[k] = { ok = answers[2 * k - 1], text = answers[2 * k] } end
+  for k = 1, #calls do out[k] = { ok = answers[3 * k - 2], text = answers[3 * k - 1], record = answers[3 * k] } end
   return out
 end
 

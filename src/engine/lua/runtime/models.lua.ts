@@ -84,6 +84,28 @@ for _, role in ipairs({ 'user', 'system', 'assistant' }) do
   end
 end
 
+-- A call's arguments table, decoded from its JSON text only if the prompt reads it.
+local call_arguments = setmetatable({}, { __mode = 'k' })
+local CallMT = {
+  __index = function(call, k)
+    if k ~= 'arguments' then return nil end
+    local value = json.decode(call_arguments[call])
+    rawset(call, 'arguments', value)
+    return value
+  end,
+}
+
+--- Appends a record whose JSON text the driver already made (a loop round's records).
+local function push_record(data, text)
+  local record = setmetatable({}, RecordMT)
+  record_data[record] = data
+  record_text[record] = text
+  json.views[record] = function() return text end
+  local k = #items + 1
+  items[k] = record
+  if k < dirty then dirty = k end
+end
+
 --- What changed in the conversation since the last round: the first position to replace,
 --- then the JSON text of every record from there on.
 local function conversation_changes()
@@ -139,17 +161,26 @@ local function model_round(role, config_json, question, rendered)
   local answer
   if question then
     local text = '{"content":' .. quote(question) .. ',"role":"user"}'
-    answer = table.pack(R.effect_values('model.round', head, role, turn, 'null', 0, 1, text))
+    answer = table.pack(R.effect_values('model.round', head, role, turn, 'null', nil, 0, 1, text))
   else
     local from, texts, n = conversation_changes()
-    answer = table.pack(R.effect_values('model.round', head, role, turn, tools_json(rendered), from, n, table.unpack(texts, 1, n)))
+    local map = nil
+    if rendered and not rendered.map_sent then
+      rendered.map_sent = true
+      local names = {}
+      for _, entry in ipairs(rendered.list) do
+        if entry.tool then names[#names + 1] = quote(entry.name) .. ':' .. quote(entry.tool) end
+      end
+      map = '{' .. table_concat(names, ',') .. '}'
+    end
+    answer = table.pack(R.effect_values('model.round', head, role, turn, tools_json(rendered), map, from, n, table.unpack(texts, 1, n)))
   end
   local calls = {}
   for k = 1, answer[2] do
     local at = 2 + (k - 1) * 3
     calls[k] = { id = answer[at + 1], name = answer[at + 2], arguments_json = answer[at + 3] }
   end
-  return { content = answer[1], tool_calls = calls }, turn
+  return { content = answer[1], tool_calls = calls, record = answer[3 + answer[2] * 3] }, turn
 end
 R.model_round_raw = model_round
 model_round = send_round
@@ -187,7 +218,7 @@ local function builtin_result(call, turn)
   return text
 end
 
-local function run_batch(calls, from, to, rendered, turn, results)
+local function run_batch(calls, from, to, rendered, turn, results, records)
   local batch = {}
   for i = from, to do
     local call = calls[i]
@@ -197,11 +228,15 @@ local function run_batch(calls, from, to, rendered, turn, results)
   end
   -- Failures come back already wrapped as untrusted text: the model reads them as data.
   local answers = R.batch(batch)
-  for i = from, to do results[i] = answers[i - from + 1].text end
+  for i = from, to do
+    local answer = answers[i - from + 1]
+    results[i] = answer.text
+    records[i] = answer.record
+  end
 end
 
 local function run_calls(calls, rendered, turn)
-  local results = {}
+  local results, records = {}, {}
   local i, n = 1, #calls
   while i <= n do
     local entry = rendered.by_name[calls[i].name]
@@ -219,11 +254,11 @@ local function run_calls(calls, rendered, turn)
         if nxt.builtin or nxt.alias then break end
         j = j + 1
       end
-      run_batch(calls, i, j, rendered, turn, results)
+      run_batch(calls, i, j, rendered, turn, results, records)
       i = j + 1
     end
   end
-  return results
+  return results, records
 end
 
 local function gate(calls, rendered, turn)
@@ -335,22 +370,20 @@ local function loop(role, config_json)
     compacted = false
     local calls = reply.tool_calls
     if #calls == 0 then
-      messages[#messages + 1] = { role = 'assistant', content = reply.content }
+      push_record({ role = 'assistant', content = reply.content }, reply.record)
       return reply.content
     end
-    local listed, record_calls = {}, {}
-    for i, call in ipairs(calls) do
-      local entry = rendered.by_name[call.name]
-      local arguments = json.decode(call.arguments_json)
-      listed[i] = { id = call.id, name = call.name, arguments = arguments, tool = entry and entry.tool or nil }
-      record_calls[i] = { id = call.id, name = call.name, arguments = arguments }
-    end
-    R.event('assistant_tool_calls', { calls = listed }, turn)
     gate(calls, rendered, turn)
-    local results = run_calls(calls, rendered, turn)
-    messages[#messages + 1] = { role = 'assistant', content = reply.content, tool_calls = record_calls }
+    local results, records = run_calls(calls, rendered, turn)
+    local record_calls = {}
     for i, call in ipairs(calls) do
-      messages[#messages + 1] = { role = 'tool', content = results[i], tool_call_id = call.id }
+      record_calls[i] = setmetatable({ id = call.id, name = call.name }, CallMT)
+      call_arguments[record_calls[i]] = call.arguments_json
+    end
+    push_record({ role = 'assistant', content = reply.content, tool_calls = record_calls }, reply.record)
+    for i, call in ipairs(calls) do
+      local data = { role = 'tool', content = results[i], tool_call_id = call.id }
+      if records[i] then push_record(data, records[i]) else messages[#messages + 1] = data end
     end
     ::continue::
   end
