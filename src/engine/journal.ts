@@ -39,6 +39,31 @@ export function canonicalJson(value: Json | EffectRequest | StepRequest | undefi
   });
 }
 
+/**
+ * Whether two JSON values are equal, object keys in any order. Walks both rather than
+ * serialising them: a replay compares every effect it replays.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  let count = 0;
+  for (const key in left) {
+    if (left[key] === undefined) continue;
+    count++;
+    if (!sameJson(left[key], right[key])) return false;
+  }
+  for (const key in right) if (right[key] !== undefined) count--;
+  return count === 0;
+}
+
 const keyOf = (chain: string, seq: number) => `${chain}#${seq}`;
 
 /**
@@ -86,7 +111,7 @@ export class EffectRunner {
     this.nextSeq.set(chain, seq);
     const recorded = this.recorded.get(keyOf(chain, seq));
     if (!recorded) return { seq };
-    if (canonicalJson(recorded.request) !== canonicalJson(request)) {
+    if (!sameJson(recorded.request, request)) {
       throw new DeterminismViolation(
         `the run diverged from its journal at effect ${seq} of chain ${chain}: the journal holds ${describe(recorded.request)}, but the run asked for ${describe(request)}`,
       );

@@ -127,3 +127,14 @@ describe('the same seed gives the same run', () => {
     expect(a.split(':')[1]).toMatch(/^[0-9a-f]{32}$/);
   });
 });
+
+describe('comparing a replayed effect with its journal entry', () => {
+  it('ignores key order and tells different values apart', async () => {
+    const { sameJson } = await import('../../src/engine/journal.ts');
+    expect(sameJson({ op: 'x', args: { a: 1, b: [1, { c: null }] } }, { args: { b: [1, { c: null }], a: 1 }, op: 'x' })).toBe(true);
+    expect(sameJson({ a: 1 }, { a: 1, b: 2 })).toBe(false);
+    expect(sameJson({ a: [1, 2] }, { a: [2, 1] })).toBe(false);
+    expect(sameJson({ a: '1' }, { a: 1 })).toBe(false);
+    expect(sameJson([], {})).toBe(false);
+  });
+});
