@@ -27,16 +27,24 @@ export interface JournalEntry {
 /** Raised inside the Engine when a replay asks for something other than what the journal holds. */
 export class DeterminismViolation extends Error {}
 
-/** JSON text with object keys sorted, so two equal requests compare equal as text. */
+/**
+ * JSON text with object keys sorted (bytewise, as the Lua runtime's encoder sorts them), so
+ * two equal values give the same text on every run.
+ */
 export function canonicalJson(value: Json | EffectRequest | StepRequest | undefined): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (v && typeof v === 'object' && !Array.isArray(v)) {
-      const sorted: Record<string, unknown> = {};
-      for (const key of Object.keys(v).sort()) sorted[key] = (v as Record<string, unknown>)[key];
-      return sorted;
-    }
-    return v;
-  });
+  if (value === undefined) return undefined as unknown as string;
+  return write(value as unknown);
+}
+
+function write(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : write(item))).join(',')}]`;
+  const record = value as Record<string, unknown>;
+  const parts: string[] = [];
+  for (const key of Object.keys(record).sort()) {
+    if (record[key] !== undefined) parts.push(`${JSON.stringify(key)}:${write(record[key])}`);
+  }
+  return `{${parts.join(',')}}`;
 }
 
 /**

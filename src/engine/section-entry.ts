@@ -375,6 +375,7 @@ function roundRequest(conversation: Conversation, head: string, tools: string, r
  * refused before it is sent (the loop then compacts and retries once).
  */
 function precheck(conversation: Conversation, head: string, tools: string, role: string, system: string): string | null {
+  if (!head.includes('"context_window"')) return null;
   const window = (JSON.parse(head) as { config?: { context_window?: number } }).config?.context_window;
   if (typeof window !== 'number') return null;
   const needed = conversation.estimateTokens(tools, system);
