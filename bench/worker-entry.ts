@@ -1,9 +1,11 @@
 /**
  * The Worker the Worker benchmark serves (bench/worker.ts): the real app and run object,
  * the run object's Host holding the peers' W3 pieces (the in-process `grab` tool and a
- * stateless scripted model, ../shared/bench-peers/README.md), and one bench-only route,
+ * stateless scripted model, ../shared/bench-peers/README.md), and two bench-only routes:
  * `POST /bench/evict/:id`, which drops a run object's memory so that the next answer
- * resumes the run by replay.
+ * resumes the run by replay, and `GET /bench/fanout?name=fanout|calls&items=N`, which runs
+ * the fanout measurement of worker-fanout.ts on the isolate's own LuaPlatform (the one its
+ * runs use) and answers it as JSON.
  */
 import '../src/worker/lua-factory.ts';
 import type { HostConfig } from '../src/host/host.ts';
@@ -14,7 +16,9 @@ import { userInputPack } from '../packs/index.ts';
 import { createApp } from '../src/worker/app.ts';
 import { requireApiToken } from '../src/worker/auth.ts';
 import { runObject } from '../src/worker/run-ids.ts';
+import { isolatePlatform } from '../src/worker/lua-platform.ts';
 import { RunObject as WorkerRunObject } from '../src/worker/run-object.ts';
+import { measureFanout } from './worker-fanout.ts';
 
 const grabPack: Pack = {
   manifest: {
@@ -51,6 +55,12 @@ const app = createApp();
 app.post('/bench/evict/:id', requireApiToken, async (c) => {
   await (runObject(c.env, c.req.param('id')) as unknown as RunObject).evict().catch(() => undefined);
   return c.json({ evicted: true });
+});
+
+app.get('/bench/fanout', requireApiToken, async (c) => {
+  const name = c.req.query('name') === 'calls' ? 'calls' : 'fanout';
+  const items = Number(c.req.query('items') ?? '1000');
+  return c.json(await measureFanout(await isolatePlatform(), name, items));
 });
 
 export default app;

@@ -10,6 +10,11 @@
  *    in its object's memory and once after its object was evicted (resume by replay).
  *    Targets: replay at N = 100 at most 0.5x LangGraph's resume (11,903 us median there),
  *    replay at N = 1,000 at most 50 ms.
+ *  - `tasks.fanout` over 1,000 items inside the Worker isolate (bench/worker-fanout.ts, the
+ *    scenario bench/tasks.ts measures in Node), beside 1,000 sequential `call`s: time per
+ *    arm, peak live VMs (at most 8 arms and the main chain), the isolate's wasm heap and the
+ *    peak Lua heap of the live VMs (workerd has no API for the JS heap: bench/tasks.ts
+ *    gives it in Node). Timed inside the isolate, without HTTP.
  * Every time includes one HTTP round trip on 127.0.0.1 through wrangler's local proxy; the
  * `GET /health` median is printed beside them. test/worker/w3-resume.test.ts times the same
  * resumes inside workerd, without HTTP. Run with `npm run bench:worker` (BENCH_SCALE=0.1
@@ -18,6 +23,7 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { freePort, killLocalServer, startLocalServer, type LocalServer } from '../scripts/local-server.mjs';
+import { describeMeasure, expectedResult, ISOLATE_BYTES, VM_BOUND, type FanoutMeasure } from './worker-fanout.ts';
 
 const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
 const LANGGRAPH_W3_N100_US = 11_903;
@@ -139,9 +145,37 @@ async function w3(): Promise<Record<string, number>> {
   return results;
 }
 
+/** tasks.fanout over 1,000 items (scaled) and its sequential baseline, measured in the server's isolate. */
+async function fanout(): Promise<Record<string, number>> {
+  const items = Math.max(10, Math.round(1000 * scale));
+  const measure = async (name: 'fanout' | 'calls'): Promise<FanoutMeasure> => {
+    const measured = await api<FanoutMeasure>('GET', `/bench/fanout?name=${name}&items=${items}`);
+    if (measured.status !== 'completed' || measured.result !== expectedResult(items)) throw new Error(`${name}: ${measured.result}`);
+    return measured;
+  };
+  // One untimed pass of each warms the JIT and the wasm heap.
+  await measure('calls');
+  await measure('fanout');
+  const results: Record<string, number> = { fanout_items: items };
+  for (const name of ['calls', 'fanout'] as const) {
+    const runs = [await measure(name), await measure(name), await measure(name)].sort((a, b) => a.ms - b.ms);
+    const median = { ...runs[1]!, peakVms: Math.max(...runs.map((run) => run.peakVms)), peakLuaBytes: Math.max(...runs.map((run) => run.peakLuaBytes)) };
+    console.log(`in workerd: ${describeMeasure(median)}`);
+    results[`workerd_${name}_ms`] = +median.ms.toFixed(1);
+    results[`workerd_${name}_us_per_arm`] = +median.usPerArm.toFixed(0);
+    results[`workerd_${name}_peak_vms`] = median.peakVms;
+    results[`workerd_${name}_wasm_mib`] = +(median.wasmBytes / 1048576).toFixed(1);
+    results[`workerd_${name}_peak_lua_mib`] = +(median.peakLuaBytes / 1048576).toFixed(1);
+  }
+  const bounded = results.workerd_fanout_peak_vms! <= VM_BOUND;
+  const fits = results.workerd_fanout_wasm_mib! * 1048576 < ISOLATE_BYTES;
+  console.log(`in workerd: fanout live VMs bounded by ${VM_BOUND - 1} arms + the main chain: ${bounded ? 'yes' : 'NO'}; wasm heap within a 128 MB isolate: ${fits ? 'yes' : 'NO'}`);
+  return results;
+}
+
 try {
   server = await startLocalServer({ port: Number(process.env.PORT || (await freePort())), token, stateDir, args: ['bench/worker-entry.ts'] });
-  const results = { ...(await throughput()), ...(await w3()) };
+  const results = { ...(await throughput()), ...(await w3()), ...(await fanout()) };
   console.log(`RESULT ${JSON.stringify(results)}`);
 } catch (error) {
   console.error(error instanceof Error ? error.message : error);

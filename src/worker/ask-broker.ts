@@ -2,11 +2,15 @@
  * The run object's operator: an ask becomes a stored pending ask with its own answer
  * token, and the run waits on it; an answer resolves the wait.
  *
- * An ask's id is its effect's (chain, seq), such as `0-7`, the same on every replay. So a
- * replay that reaches an ask already answered (the object was evicted while it waited) gets
- * the stored answer at once, and one that reaches a pending ask waits on it again, with the
- * same token. The answer is journaled only when the ask's tool call completes, so a crash
- * repeats at most the ask itself, never an effect after it.
+ * An ask's id is its effect's (chain, seq), such as `0-7`, or `0.0-1` for the first effect
+ * of task `0.0` and `0.f0.2-1` for a fanout arm's: the same on every replay. So a replay that
+ * reaches an ask already answered (the object was evicted while it waited) gets the stored
+ * answer at once, and one that reaches a pending ask waits on it again, with the same token.
+ * The answer is journaled only when the ask's tool call completes, so a crash repeats at
+ * most the ask itself, never an effect after it.
+ *
+ * Several chains of a run can wait on asks at once, each answered on its own, in any order.
+ * When a task is cancelled, its pending asks close: nobody waits for their answers now.
  */
 import { OPERATOR_WINDOW_CLOSED, type AskContext, type Operator, type OperatorAnswer } from '../host/operator.ts';
 import { randomToken } from './constant-time.ts';
@@ -14,6 +18,14 @@ import type { RunState } from './run-state.ts';
 
 /** The ask id of an effect. */
 export const askIdOf = (effect: { chain: string; seq: number }): string => `${effect.chain}-${effect.seq}`;
+
+/** True when the ask `askId` was made by `task` or by a task it started (chain ids hold no `-`). */
+export function askedWithin(askId: string, task: string): boolean {
+  const dash = askId.lastIndexOf('-');
+  if (dash < 0) return false;
+  const chain = askId.slice(0, dash);
+  return chain === task || chain.startsWith(`${task}.`);
+}
 
 /** Operator asks of one live run. */
 export class AskBroker implements Operator {
@@ -36,7 +48,8 @@ export class AskBroker implements Operator {
     if (!record) {
       const question = context.question ?? null;
       this.state.atomically(() => {
-        this.state.putAsk({ ask_id: askId, question, asked_at: new Date(this.clock()).toISOString(), token: randomToken(), state: 'pending' });
+        const order = this.state.asks().length + 1;
+        this.state.putAsk({ ask_id: askId, question, asked_at: new Date(this.clock()).toISOString(), token: randomToken(), state: 'pending', order });
         this.state.appendEvent({ type: 'ask_pending', task: context.effect?.chain ?? '0', ask_id: askId, question });
       });
     }
@@ -55,6 +68,16 @@ export class AskBroker implements Operator {
     if (!resolve) return false;
     this.waiting.delete(askId);
     resolve(answer);
+    this.changed();
     return true;
+  }
+
+  /** Closes the pending asks of a cancelled task and of the tasks it started; their waits end with the closed window. */
+  closeAsksOf(task: string): void {
+    for (const record of this.state.asks()) {
+      if (record.state !== 'pending' || !askedWithin(record.ask_id, task)) continue;
+      this.state.putAsk({ ...record, state: 'closed' });
+      this.deliver(record.ask_id, { ok: false, message: OPERATOR_WINDOW_CLOSED });
+    }
   }
 }

@@ -2,8 +2,18 @@
  * One execution of a run in the run object's memory: the Engine over the run's journal
  * (a replay first, when there is one), with every new journal entry committed, with the
  * file changes it made, before Lua sees its answer, and every new event appended to the
- * stream. It also tells whether the run is suspended: every effect in flight is an
- * operator ask.
+ * stream. It also tells whether the run is suspended: the Engine has nothing left to do
+ * but wait, and every effect in flight is an operator ask.
+ *
+ * A run with tasks goes on while one of its chains waits on an ask, so an ask alone does
+ * not suspend it. The Engine moves between effects in microtasks (a chain runs until it
+ * parks, the scheduler releases the next one, effects go to the Harness), and anything
+ * that takes longer, a tool call, a model round, a journal commit, is counted while in
+ * flight. So once a macrotask has passed with nothing new, and everything in flight is an
+ * ask, no chain can run until an answer comes: the run is suspended. (One case slips
+ * through: a chain that computes for a long while is paused by the Engine, which lets the
+ * event loop run, and the Engine does not say so. If every other chain waits on an ask
+ * then, the run reads as suspended until that chain's next effect, though it computes.)
  */
 import type { JournalEntry } from '../engine/journal.ts';
 import type { RunOutcome } from '../engine/run.ts';
@@ -23,7 +33,7 @@ export interface LiveRunOptions {
   host: (operator: Operator) => HostConfig;
   /** Called after each new journal entry commits (its index counts from 1), before Lua sees its answer. */
   journaled: (index: number, entry: JournalEntry) => void | Promise<void>;
-  /** Called whenever the run may have become suspended or running again. */
+  /** Called whenever the run may have become suspended or running again (see `suspended`). */
   changed: () => void;
 }
 
@@ -32,17 +42,21 @@ export class LiveRun {
   readonly broker: AskBroker;
   readonly outcome: Promise<RunOutcome>;
   private readonly controller = new AbortController();
+  /** Tool calls (asks among them), model rounds and journal commits under way. */
   private inflight = 0;
+  /** True when a macrotask has passed since anything last happened (see `stirred`). */
+  private quiet = false;
+  private lookAgain: ReturnType<typeof setTimeout> | null = null;
 
   constructor(private readonly options: LiveRunOptions) {
-    this.broker = new AskBroker(options.state, options.changed);
+    this.broker = new AskBroker(options.state, () => this.stirred());
     this.outcome = this.run();
   }
 
-  /** True when every effect in flight is an operator ask. */
+  /** True when the run can go no further without an answer: it is idle, and every effect in flight is an operator ask. */
   get suspended(): boolean {
     const waiting = this.broker.waitingCount;
-    return waiting > 0 && this.inflight <= waiting;
+    return this.quiet && waiting > 0 && this.inflight <= waiting;
   }
 
   /** Stops the run at its next effect or instruction check; it ends as Cancelled with `reason`. */
@@ -65,31 +79,52 @@ export class LiveRun {
       store,
       journal: state.journal(),
       signal: this.controller.signal,
-      onJournal: async (entry) => {
-        const index = state.commitJournal(entry, store.changesFor(entry));
-        // Durable before Lua sees the answer: a crash after this point repeats no effect.
-        await state.durable();
-        await this.options.journaled(index, entry);
-      },
+      onJournal: (entry) =>
+        this.track(async () => {
+          const index = state.commitJournal(entry, store.changesFor(entry));
+          // Durable before Lua sees the answer: a crash after this point repeats no effect.
+          await state.durable();
+          await this.options.journaled(index, entry);
+        }),
       onEvent: (event) => {
+        // A cancelled task asks no more: its pending asks (and its own tasks') close.
+        if (event.type === 'task_cancelled') this.broker.closeAsksOf(event.task);
         const { seq, ...fields } = event;
         state.appendEvent(fields, seq);
       },
     });
   }
 
+  /**
+   * Something happened (an effect began or ended, an ask came or was answered): the run is
+   * not idle now. It is looked at again once the event loop has run, after every microtask
+   * the Engine queued, and if nothing else happened by then it is quiet.
+   */
+  private stirred(): void {
+    this.quiet = false;
+    this.lookAgain ??= setTimeout(() => {
+      this.lookAgain = null;
+      this.quiet = true;
+      this.options.changed();
+    }, 0);
+    this.options.changed();
+  }
+
+  /** Counts `work` as in flight while it runs. */
+  private async track<T>(work: () => Promise<T>): Promise<T> {
+    this.inflight++;
+    this.stirred();
+    try {
+      return await work();
+    } finally {
+      this.inflight--;
+      this.stirred();
+    }
+  }
+
   /** The Host with its tool calls and model rounds counted while in flight. */
   private counted(host: HostConfig): HostConfig {
-    const track = async <T>(work: () => Promise<T>): Promise<T> => {
-      this.inflight++;
-      this.options.changed();
-      try {
-        return await work();
-      } finally {
-        this.inflight--;
-        this.options.changed();
-      }
-    };
+    const track = <T>(work: () => Promise<T>): Promise<T> => this.track(work);
     const packs = host.packs.map(
       (pack): Pack => ({
         manifest: pack.manifest,

@@ -98,13 +98,18 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     }
     const status = this.state.progress().status;
     if (ask.state === 'answered') return { ok: false, status: 409, message: `ask ${askId} was already answered (at ${ask.answered_at}); an answer is taken once` };
-    if (ask.state === 'closed' || isFinal(status)) {
+    if (isFinal(status)) {
       return { ok: false, status: 409, message: `ask ${askId} is no longer pending: the run has ended (${status}), so the answer is stale` };
+    }
+    if (ask.state === 'closed') {
+      return { ok: false, status: 409, message: `ask ${askId} is no longer pending: the task that asked was cancelled, so the answer is stale` };
     }
     this.state.putAsk({ ...ask, state: 'answered', answer, answered_at: new Date().toISOString() });
     if (this.live) this.live.broker.deliver(askId, { ok: true, text: answer });
-    this.refreshStatus();
+    // An object that no longer holds the run replays it, and the replay finds the answer.
     this.launch();
+    // The run goes on (run_resumed); it suspends again once it waits on asks alone.
+    this.refreshStatus();
     return { ok: true, view: this.currentView()! };
   }
 
@@ -235,11 +240,16 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     }
   }
 
-  /** Suspended when every effect in flight is an ask; records each change with its event. */
+  /**
+   * Suspended when the live run can go no further until an ask is answered (LiveRun's
+   * `suspended`), running otherwise; records each change with its event. A run not in
+   * memory keeps its status: suspended until an answer launches it, running until the
+   * alarm or a request resumes it.
+   */
   private refreshStatus(): void {
     const progress = this.state.progress();
-    if (isFinal(progress.status)) return;
-    const next: RunStatus = (this.live ? this.live.suspended : this.state.asks().some((ask) => ask.state === 'pending')) ? 'suspended' : 'running';
+    if (isFinal(progress.status) || !this.live) return;
+    const next: RunStatus = this.live.suspended ? 'suspended' : 'running';
     if (next === progress.status) return;
     this.state.atomically(() => {
       this.state.setStatus(next);

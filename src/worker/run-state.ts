@@ -178,8 +178,9 @@ export class RunState {
     return this.kv.get<AskRecord>(ASK + askId);
   }
 
+  /** The run's asks, in the order they were asked. */
   asks(): AskRecord[] {
-    return [...this.kv.list<AskRecord>({ prefix: ASK })].map(([, record]) => record);
+    return [...this.kv.list<AskRecord>({ prefix: ASK })].map(([, record]) => record).sort((a, b) => (a.order ?? 0) - (b.order ?? 0));
   }
 
   putAsk(record: AskRecord): void {

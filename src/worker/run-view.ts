@@ -4,7 +4,7 @@
  */
 import type { Json } from '../prompt/types.ts';
 
-/** A run's status. `suspended`: every live chain waits on an operator ask. */
+/** A run's status. `suspended`: the run can go no further until an operator ask is answered. */
 export type RunStatus = 'running' | 'suspended' | 'completed' | 'failed' | 'cancelled';
 
 /** True for a status no run leaves. */
@@ -59,6 +59,8 @@ export interface AskRecord {
   asked_at: string;
   token: string;
   state: 'pending' | 'answered' | 'closed';
+  /** Counts the run's asks from 1, in the order they were asked (absent from records stored before it was kept). */
+  order?: number;
   answer?: string;
   answered_at?: string;
 }

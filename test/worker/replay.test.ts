@@ -8,7 +8,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunView, StreamEvent } from '../../src/worker/run-view.ts';
-import { call, drive, getRun, json, kvRecord, settled, testEnv } from './app/client.ts';
+import { call, drive, getRun, json, kvRecord, settled, testEnv, untilServed } from './app/client.ts';
 import { DESK, DESK_EFFECTS } from './app/prompts.ts';
 import { performedBy } from './app/test-host.ts';
 import { armFault, dropObjects } from './app/test-worker.ts';
@@ -54,19 +54,6 @@ async function driveThroughFaults(runId: string): Promise<RunView> {
     const ask = view.pending[0]!;
     await call('POST', `/runs/${runId}/asks/${ask.ask_id}`, { body: { answer: answers.get(ask.ask_id) }, token: ask.token });
   }
-}
-
-/** The run once it is no longer running; a request that failed with the dropped object (500) is sent again. */
-async function untilServed(runId: string): Promise<RunView> {
-  for (let i = 0; i < 1000; i++) {
-    const response = await call('GET', `/runs/${runId}`);
-    if (response.status === 200) {
-      const view = (await response.json()) as RunView;
-      if (view.status !== 'running') return view;
-    } else if (response.status !== 500) throw new Error(`GET /runs/${runId}: ${response.status} ${await response.text()}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`run ${runId} never settled`);
 }
 
 let baseline: Finished;

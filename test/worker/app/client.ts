@@ -52,6 +52,22 @@ export async function until(runId: string, done: (view: RunView) => boolean): Pr
   throw new Error(`run ${runId} never got there`);
 }
 
+/**
+ * The run once it is no longer running, for a run whose object may have just been dropped:
+ * a request that failed with the dropped object (500) is sent again.
+ */
+export async function untilServed(runId: string): Promise<RunView> {
+  for (let i = 0; i < 1000; i++) {
+    const response = await call('GET', `/runs/${runId}`);
+    if (response.status === 200) {
+      const view = (await response.json()) as RunView;
+      if (view.status !== 'running') return view;
+    } else if (response.status !== 500) throw new Error(`GET /runs/${runId}: ${response.status} ${await response.text()}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`run ${runId} never settled`);
+}
+
 /** The run once it waits on an ask or has ended. */
 export const settled = (runId: string) => until(runId, (view) => view.status !== 'running');
 

@@ -59,3 +59,78 @@ uses: [user-input]
 
 ## Wait
 ${lua("return 'got ' .. tools.call('user-input/ask', { question = 'Anything?' })")}`;
+
+/**
+ * Two tasks: `0.0` asks the operator (ask id `0.0-1`), `0.1` writes files, ticks the counter
+ * twice (the second tick takes a timer's while) and asks the model, and ends while `0.0`
+ * waits; the main chain awaits both and reads the log.
+ */
+export const TASKS = `---
+name: tasks
+description: One task asks the operator while another works.
+runvil: 0
+uses: [user-input, acme/counter]
+args:
+  topic: { type: string, default: the launch }
+---
+# Tasks
+
+## Main
+${lua(`local asker = tasks.spawn('## Ask', { topic = args.topic })
+local worker = tasks.spawn('## Work')
+local worked = tasks.await(worker)
+local owner = tasks.await(asker)
+store.append('log.txt', 'main ' .. owner .. '\\n')
+local log = (store.read('log.txt'):gsub('\\n', ';'))
+return table.concat({ worked, owner, store.read('owner.txt'), log, tostring(math.random(1, 1000)) }, '|')`)}
+## Ask
+${lua(`local input = ...
+local owner = tools.call('user-input/ask', { question = 'Who owns ' .. input.topic .. '?' })
+store.write('owner.txt', 'owner ' .. owner)
+return owner`)}
+## Work
+${lua(`store.write('log.txt', 'work\\n')
+local a = tools.call('counter/tick', { label = 'w1' })
+store.append('log.txt', a .. '\\n')
+local b = tools.call('counter/tick', { label = 'w2', wait_ms = 20 })
+store.append('log.txt', b .. '\\n')
+return models.infer('Work: ' .. a .. ' ' .. b)`)}`;
+
+/** A fanout of three arms `0.f0.1` to `0.f0.3`, each asking once (ask ids `0.f0.<i>-1`) and writing its answer. */
+export const ARM_ASKS = `---
+name: arm-asks
+description: A fanout whose arms each ask the operator once.
+runvil: 0
+uses: [user-input, acme/counter]
+---
+# Arm asks
+
+## Main
+${lua(`local colours = tasks.fanout('## Arm', { 'sky', 'grass', 'sun' })
+tools.call('counter/tick', { label = 'after' })
+return table.concat(colours, ',') .. '|' .. table.concat(store.list('colours/'), ',')`)}
+## Arm
+${lua(`local colour = tools.call('user-input/ask', { question = 'Colour of the ' .. item .. '?' })
+store.write('colours/' .. item .. '.txt', colour)
+return item .. '=' .. colour`)}`;
+
+/** Task `0.0` asks and is cancelled once task `0.1` has ticked; then the main chain asks (`0-1`). */
+export const CANCEL_ASK = `---
+name: cancel-ask
+description: A task cancelled while it waits on an ask.
+runvil: 0
+uses: [user-input, acme/counter]
+---
+# Cancel ask
+
+## Main
+${lua(`local asker = tasks.spawn('## Ask')
+local ticker = tasks.spawn('## Tick')
+local ticked = tasks.await(ticker)
+asker:cancel()
+local go = tools.call('user-input/ask', { question = 'Go on?' })
+return table.concat({ ticked, asker:status(), go }, '|')`)}
+## Ask
+${lua(`return tools.call('user-input/ask', { question = 'Never answered?' })`)}
+## Tick
+${lua(`return tools.call('counter/tick', { label = 't', wait_ms = 10 })`)}`;

@@ -6,13 +6,16 @@
  * that is deployed. `npm run test:workers` builds it into .wrangler/test-bundle/.
  *
  * It also runs the Engine scenarios of ../engine-scenario.ts on one LuaPlatform per
- * isolate: GET /engine/tour, /engine/loop and /engine/trios?count=N answer their summaries.
+ * isolate: GET /engine/tour, /engine/loop and /engine/trios?count=N answer their summaries,
+ * and GET /engine/fanout?items=N&name=fanout|calls the fanout measurement of
+ * bench/worker-fanout.ts (tasks-fanout.test.ts).
  */
 import { createWorkerdLuaFactory } from '../../../src/worker/lua-factory.ts'; // first: defines `location`
 import glue from 'wasmoon/dist/glue.wasm';
 import { LuaReturn, type LuaFactory } from 'wasmoon';
 import { LuaPlatform } from '../../../src/engine/lua/vm.ts';
 import { runLoop, runTour, runTrios } from '../engine-scenario.ts';
+import { measureFanout } from '../../../bench/worker-fanout.ts';
 
 // wrangler.toml binds the run Durable Object, so the bundle built with it must export the class.
 export { RunObject } from '../../../src/worker/run-object.ts';
@@ -44,6 +47,10 @@ async function runScenario(url: URL): Promise<Response> {
         return Response.json(await runLoop(lua));
       case '/engine/trios':
         return Response.json(await runTrios(lua, Number(url.searchParams.get('count') ?? '1')));
+      case '/engine/fanout':
+        return Response.json(
+          await measureFanout(lua, url.searchParams.get('name') === 'calls' ? 'calls' : 'fanout', Number(url.searchParams.get('items') ?? '1000')),
+        );
       default:
         return new Response(`no scenario at ${url.pathname}`, { status: 404 });
     }
