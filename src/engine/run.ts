@@ -38,6 +38,12 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** The run's Packs and tools, prepared by the Host; an empty catalog when absent. */
   catalog?: RunCatalog;
+  /**
+   * Told true when every chain of the run waits on the outside (no chain can run until an
+   * effect is answered), false when the run moves again. A Durable Object uses it to mark a
+   * run suspended while it waits on an operator.
+   */
+  onBlocked?: (blocked: boolean) => void;
   /** When the Host cannot satisfy the prompt: the requirements notice; the run fails before it starts. */
   requirementsNotice?: string;
 }
@@ -60,6 +66,7 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
     // Someone outside can cancel: a looping chain pauses now and then so the event loop,
     // and the cancellation, can run.
     ...(options.signal ? { yieldToHost: macrotask } : {}),
+    ...(options.onBlocked ? { onBlocked: options.onBlocked } : {}),
   });
   const run = {
     runId: options.runId ?? 'run-1',

@@ -77,6 +77,12 @@ export interface SchedulerOptions {
    * cancellation can arrive.
    */
   yieldToHost?: () => Promise<void>;
+  /**
+   * Told true when no chain can run until an effect is answered (the run is waiting on the
+   * outside, on an operator's ask say), and false when a step starts again: a Host that
+   * suspends runs needs to know, and cannot tell from timing.
+   */
+  onBlocked?: (blocked: boolean) => void;
 }
 
 /** The id of the main chain. */
@@ -313,13 +319,23 @@ export class Scheduler {
         this.stuck(parked);
         continue;
       }
+      this.setBlocked(true);
       await new Promise<void>((resolve) => {
         this.onArrival = resolve;
       });
     }
   }
 
+  private blocked = false;
+
+  private setBlocked(blocked: boolean): void {
+    if (this.blocked === blocked) return;
+    this.blocked = blocked;
+    this.options.onBlocked?.(blocked);
+  }
+
   private beginStep(number: number): void {
+    this.setBlocked(false);
     this.steps = number;
     this.claims.nextStep();
   }
