@@ -146,6 +146,11 @@ export class EffectRunner {
     return recorded.answer.ok ? (recorded.answer.value as string[]) : [];
   }
 
+  /** Whether the journal holds a record of scheduler step `step` (without taking it). */
+  hasStep(step: number): boolean {
+    return this.recorded.has(keyOf(SCHEDULER_CHAIN, step));
+  }
+
   /** Journals the chains scheduler step `step` released. */
   async recordStep(step: number, chains: string[]): Promise<void> {
     await this.append({ chain: SCHEDULER_CHAIN, seq: step, request: { op: 'scheduler.step' }, answer: { ok: true, value: chains } });

@@ -202,6 +202,13 @@ export class Scheduler {
         answers[index] = failed('determinism', error.message);
       }
     });
+    // The only chain, with every answer at hand (a replay, say): the next step would release
+    // it alone at once, so it is that step, without parking.
+    if (pending === 0 && this.chains.length === 1 && this.queue.length === 0 && this.inflight === 0 && !this.pausedInStep
+        && !this.options.stop.stopped && !this.options.effects.hasStep(this.steps + 1)) {
+      this.beginStep(this.steps + 1);
+      return answers;
+    }
     chain.answers = answers;
     chain.pending = pending;
     await this.hold(chain, pending > 0 ? 'effect' : 'answered');
