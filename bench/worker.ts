@@ -24,6 +24,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { freePort, killLocalServer, startLocalServer, type LocalServer } from '../scripts/local-server.mjs';
 import { describeMeasure, expectedResult, ISOLATE_BYTES, VM_BOUND, type FanoutMeasure } from './worker-fanout.ts';
+import { W3 } from './workloads.ts';
 
 const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
 const LANGGRAPH_W3_N100_US = 11_903;
@@ -31,31 +32,6 @@ const token = randomBytes(16).toString('hex');
 const stateDir = `.wrangler/bench-state-${process.pid}`;
 let server: LocalServer | null = null;
 
-const W3_PROMPT = `---
-name: w3
-description: The peers' W3 workload, N grab steps then an ask.
-runvil: 0
-uses: [bench/grab, user-input]
-args:
-  n: { type: integer }
-models:
-  agent: { round_cap: 5000 }
----
-# W3
-
-## Loop
-\`\`\`lua
-models.use('agent')
-tools.offer(tools.required())
-tools.offer_local('ask', 'Ask the human a question', { question = 'string' }, function(a)
-  error({ answer = tools.call('user-input/ask', { question = a.question }) })
-end)
-messages:user('Grab x ' .. args.n .. ' times.')
-local ok, err = pcall(models.loop)
-if ok or type(err) ~= 'table' then error(err) end
-return err.answer
-\`\`\`
-`;
 
 async function api<T = any>(method: string, path: string, body?: unknown, expect = 200): Promise<T> {
   const response = await fetch(`${server!.base}${path}`, {
@@ -119,7 +95,7 @@ async function resumeOnce(n: number, evict: boolean): Promise<number> {
 }
 
 async function w3(): Promise<Record<string, number>> {
-  await api('PUT', '/prompts/w3', W3_PROMPT, 201);
+  await api('PUT', '/prompts/w3', W3, 201);
   const results: Record<string, number> = {};
   const roundTrip: number[] = [];
   for (let i = 0; i < 50; i++) {

@@ -8,34 +8,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunView } from '../../src/worker/run-view.ts';
 import { call, json, kvRecord } from './app/client.ts';
+import { W3 } from '../../bench/workloads.ts';
 import { dropObjects } from './app/test-worker.ts';
 
-/** The W3 prompt: the model loop with grab offered, and `ask` a local tool whose answer ends the loop. */
-export const W3 = `---
-name: w3
-description: The peers' W3 workload, N grab steps then an ask.
-runvil: 0
-uses: [bench/grab, user-input]
-args:
-  n: { type: integer }
-models:
-  agent: { round_cap: 5000 }
----
-# W3
-
-## Loop
-\`\`\`lua
-models.use('agent')
-tools.offer(tools.required())
-tools.offer_local('ask', 'Ask the human a question', { question = 'string' }, function(a)
-  error({ answer = tools.call('user-input/ask', { question = a.question }) })
-end)
-messages:user('Grab x ' .. args.n .. ' times.')
-local ok, err = pcall(models.loop)
-if ok or type(err) ~= 'table' then error(err) end
-return err.answer
-\`\`\`
-`;
 
 beforeAll(async () => {
   await json(await call('PUT', '/prompts/w3', { body: W3 }), 201);
