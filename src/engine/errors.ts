@@ -52,8 +52,3 @@ export function luaKindOf(kind: RunErrorKind): string {
   for (const [lua, run] of Object.entries(RUN_KIND_OF_LUA_KIND)) if (run === kind) return lua;
   return 'lua';
 }
-
-/** Builds a RunError. */
-export function runError(kind: RunErrorKind, message: string, extra: Partial<RunError> = {}): RunError {
-  return { kind, message, ...extra };
-}
