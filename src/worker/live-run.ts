@@ -2,18 +2,25 @@
  * One execution of a run in the run object's memory: the Engine over the run's journal
  * (a replay first, when there is one), with every new journal entry committed, with the
  * file changes it made, before Lua sees its answer, and every new event appended to the
- * stream. It also tells whether the run is suspended: the Engine has nothing left to do
- * but wait, and every effect in flight is an operator ask.
+ * stream. It also tells whether the run is suspended: no chain can go on until an effect is
+ * answered, and every effect in flight is an operator ask.
  *
  * A run with tasks goes on while one of its chains waits on an ask, so an ask alone does
- * not suspend it. The Engine moves between effects in microtasks (a chain runs until it
- * parks, the scheduler releases the next one, effects go to the Harness), and anything
- * that takes longer, a tool call, a model round, a journal commit, is counted while in
- * flight. So once a macrotask has passed with nothing new, and everything in flight is an
- * ask, no chain can run until an answer comes: the run is suspended. (One case slips
- * through: a chain that computes for a long while is paused by the Engine, which lets the
- * event loop run, and the Engine does not say so. If every other chain waits on an ask
- * then, the run reads as suspended until that chain's next effect, though it computes.)
+ * not suspend it. The Engine says when the run is blocked (`onBlocked`): true when no chain
+ * can run until some effect is answered, false when a step starts again. A chain the Engine
+ * pauses in a long computation (every million instructions, letting the event loop run) is
+ * runnable, so the run is not blocked while it computes. Blocked is not yet suspended: the
+ * effects the run waits on may be tool calls or model rounds, which are counted while in
+ * flight here, with the journal commit of every answer; suspended is blocked with nothing in
+ * flight but asks.
+ *
+ * The verdict waits until the Engine has caught up. When an answer lands, `blocked` stays
+ * true until the scheduler's next step, which starts in microtasks after the answer's
+ * journal commit; a store effect, not counted here, is performed and answered in microtasks
+ * too. So after any change the event loop runs once before the run may read as suspended:
+ * by then every microtask the Engine queued has run, and `blocked` and the counts agree. (A
+ * paused chain lets the event loop run too, but the run is not blocked then.) A run reads
+ * as running again at once.
  */
 import type { JournalEntry } from '../engine/journal.ts';
 import type { RunOutcome } from '../engine/run.ts';
@@ -44,8 +51,10 @@ export class LiveRun {
   private readonly controller = new AbortController();
   /** Tool calls (asks among them), model rounds and journal commits under way. */
   private inflight = 0;
-  /** True when a macrotask has passed since anything last happened (see `stirred`). */
-  private quiet = false;
+  /** What the Engine last said (`onBlocked`): no chain can run until an effect is answered. */
+  private blocked = false;
+  /** True when the event loop has run since anything last changed (see `stirred`). */
+  private settled = false;
   private lookAgain: ReturnType<typeof setTimeout> | null = null;
 
   constructor(private readonly options: LiveRunOptions) {
@@ -53,10 +62,10 @@ export class LiveRun {
     this.outcome = this.run();
   }
 
-  /** True when the run can go no further without an answer: it is idle, and every effect in flight is an operator ask. */
+  /** True when the run can go no further without an answer: the Engine is blocked, and every effect in flight is an operator ask. */
   get suspended(): boolean {
     const waiting = this.broker.waitingCount;
-    return this.quiet && waiting > 0 && this.inflight <= waiting;
+    return this.blocked && this.settled && waiting > 0 && this.inflight <= waiting;
   }
 
   /** Stops the run at its next effect or instruction check; it ends as Cancelled with `reason`. */
@@ -79,6 +88,10 @@ export class LiveRun {
       store,
       journal: state.journal(),
       signal: this.controller.signal,
+      onBlocked: (blocked) => {
+        this.blocked = blocked;
+        this.stirred();
+      },
       onJournal: (entry) =>
         this.track(async () => {
           const index = state.commitJournal(entry, store.changesFor(entry));
@@ -96,15 +109,16 @@ export class LiveRun {
   }
 
   /**
-   * Something happened (an effect began or ended, an ask came or was answered): the run is
-   * not idle now. It is looked at again once the event loop has run, after every microtask
-   * the Engine queued, and if nothing else happened by then it is quiet.
+   * Something changed (the Engine blocked or moved again, an effect began or ended, an ask
+   * came or was answered). The run is looked at now, when it can only read as running, and
+   * again once the event loop has run, after every microtask the Engine queued: if nothing
+   * else changed by then, the Engine's `blocked` and the counts in flight agree.
    */
   private stirred(): void {
-    this.quiet = false;
+    this.settled = false;
     this.lookAgain ??= setTimeout(() => {
       this.lookAgain = null;
-      this.quiet = true;
+      this.settled = true;
       this.options.changed();
     }, 0);
     this.options.changed();

@@ -2,9 +2,10 @@
  * The run object's one alarm. It bounds how long a run may last (at its deadline the run
  * ends as Cancelled with the reason), resumes a run whose object was evicted or restarted
  * while it was running (nothing else would wake it: Durable Objects have no shutdown hook),
- * and retries writing a finished run to KV. Alarms are delivered at least once, so
- * whatever the alarm does is safe to do twice. (A run that ends sets the alarm for a moment
- * later, to write it to KV.)
+ * and writes a finished run to KV, a batch of keys per invocation (kv-sync.ts), retrying a
+ * failed write. Alarms are delivered at least once, so whatever the alarm does is safe to
+ * do twice. (A run that ends sets the alarm for a moment later, to write it to KV; while
+ * keys remain, each invocation sets it again for at once.)
  */
 import type { RunMeta, RunProgress } from './run-state.ts';
 import { isFinal } from './run-view.ts';

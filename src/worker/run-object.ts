@@ -14,11 +14,12 @@ import type { Credential } from './auth.ts';
 import { sameSecret } from './constant-time.ts';
 import type { Env } from './env.ts';
 import { eventStream, resumePoint } from './event-stream.ts';
+import { syncToKv } from './kv-sync.ts';
 import { LiveRun } from './live-run.ts';
+import type { KvNamespace } from './platform-types.ts';
 import { alarmDuty, KV_SYNC_DELAY_MS, nextAlarm, timeoutReason } from './run-alarm.ts';
 import type { RunObjectApi, StartSpec, ViewOutcome } from './run-object-api.ts';
 import { RunState } from './run-state.ts';
-import { fitsKvKey, KvRunStore, writeRunRecord } from './run-store-kv.ts';
 import { isFinal, type RunStatus, type RunView } from './run-view.ts';
 import { workerHost } from './worker-host.ts';
 
@@ -41,6 +42,11 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
 
   /** Called after each new journal entry is committed; a seam for fault-injection tests. */
   protected afterJournal(_index: number, _entry: JournalEntry): void | Promise<void> {}
+
+  /** The KV namespace a finished run is written to (tests count its operations). */
+  protected kv(): KvNamespace {
+    return this.env.RUNVIL_KV;
+  }
 
   async start(spec: StartSpec): Promise<{ created: boolean; view: RunView }> {
     if (this.state.meta()) return { created: false, view: this.currentView()! };
@@ -153,7 +159,11 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     if (!meta) return;
     switch (alarmDuty(meta, this.state.progress(), Date.now(), this.live !== null)) {
       case 'sync-kv':
-        await this.syncKv();
+        // More to write: the next invocation goes on at once, with KV operations of its own.
+        if ((await this.syncKv()) === 'more') {
+          await this.ctx.storage.setAlarm(Date.now());
+          return;
+        }
         break;
       case 'time-out':
         await this.stop(timeoutReason(meta.timeout_seconds));
@@ -214,7 +224,8 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   /**
    * Records how the run ended and closes its open asks. The alarm writes the run to KV a
    * moment later, after the answer to the request that ended the run is out (reading every
-   * event back takes a while for a long run), and retries if it fails.
+   * event back takes a while for a long run), in batches over as many invocations as the
+   * run's files need, and retries if a write fails.
    */
   private async end(status: RunStatus, how: { result?: string; error?: { kind: string; message: string } }): Promise<void> {
     this.state.atomically(() => {
@@ -225,19 +236,34 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     await this.ctx.storage.setAlarm(Date.now() + KV_SYNC_DELAY_MS);
   }
 
-  /** Writes the finished run's record and files to KV; a failure is retried by the alarm. */
-  private async syncKv(): Promise<void> {
+  /**
+   * Writes the next files of the finished run to KV, at most KV_OPS_PER_ALARM operations'
+   * worth, and the record once every file is there (kv-sync.ts); keeps how far it got. A
+   * failure is retried by the alarm, from where it stopped.
+   */
+  private async syncKv(): Promise<'done' | 'more' | 'failed'> {
     const view = this.currentView()!;
     const files = this.state.files();
-    try {
-      const store = new KvRunStore(this.env.RUNVIL_KV, view.run_id);
-      for (const path of files) if (fitsKvKey(view.run_id, path)) await store.write(path, this.state.file(path) ?? '');
-      const { pending: _pending, ...record } = view;
-      await writeRunRecord(this.env.RUNVIL_KV, { ...record, args: this.state.args(), files }, this.state.eventTexts());
+    const { pending: _pending, ...record } = view;
+    const step = await syncToKv(
+      this.kv(),
+      {
+        runId: view.run_id,
+        files,
+        file: (path) => this.state.file(path) ?? '',
+        record: () => ({ ...record, args: this.state.args(), files }),
+        eventTexts: () => this.state.eventTexts(),
+      },
+      this.state.progress().kv_files ?? 0,
+    );
+    this.state.markKvFiles(step.files);
+    if (step.done) {
       this.state.markKvSynced();
-    } catch (error) {
-      console.error(`run ${view.run_id}: writing to KV failed, the alarm retries: ${String(error)}`);
+      return 'done';
     }
+    if (step.failure === undefined) return 'more';
+    console.error(`run ${view.run_id}: writing to KV failed after ${step.files} of ${files.length} files, the alarm retries: ${step.failure}`);
+    return 'failed';
   }
 
   /**

@@ -45,6 +45,8 @@ export interface RunProgress {
   ended_at: string | null;
   /** False until the final record and files are in KV. */
   kv_synced: boolean;
+  /** While a finished run is written to KV: how many of its files, in path order, are there (kv-sync.ts). */
+  kv_files?: number;
 }
 
 /** A change to one file, made by a store effect. */
@@ -117,6 +119,11 @@ export class RunState {
   /** Marks the final record and files as written to KV. */
   markKvSynced(): void {
     this.saveProgress({ kv_synced: true });
+  }
+
+  /** Records how many of the run's files (in path order) are written to KV so far. */
+  markKvFiles(count: number): void {
+    if (this.progress().kv_files !== count) this.saveProgress({ kv_files: count });
   }
 
   result(): string | null {

@@ -8,7 +8,8 @@
  *
  * KV is eventually consistent and takes one write per second per key, so within a run the
  * run's Durable Object is the source of truth: it keeps the files in its own storage and
- * writes each key here once, when the run ends (run-object.ts).
+ * writes each key here once, when the run ends, the files first and the record last, in
+ * batches over alarm invocations (kv-sync.ts).
  */
 import type { RunStore } from '../host/run-store.ts';
 import type { KvNamespace } from './platform-types.ts';

@@ -3,21 +3,22 @@
  * on, suspended and resumed with tasks in flight; a fanout whose arms each ask once, answered
  * in another order than asked; a task cancelled while it waits on an ask. After an eviction
  * (or a crash right after any journal entry) the run ends with the same result and events as
- * an undisturbed run, performing no effect twice.
+ * an undisturbed run, performing no effect twice. A task that computes at length (paused by
+ * the Engine every million instructions) while another waits on an ask keeps the run running.
  */
 // @ts-ignore -- the module's types come with the pool, not in tsconfig's types
 import { runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { PendingAsk, RunView, StreamEvent } from '../../src/worker/run-view.ts';
 import { call, getRun, json, kvRecord, testEnv, untilServed } from './app/client.ts';
-import { ARM_ASKS, CANCEL_ASK, TASKS } from './app/prompts.ts';
+import { ARM_ASKS, CANCEL_ASK, SPIN_ASK, TASKS } from './app/prompts.ts';
 import { performedBy } from './app/test-host.ts';
 import { armFault, dropObjects } from './app/test-worker.ts';
 
 vi.setConfig({ testTimeout: 20_000 });
 
 beforeAll(async () => {
-  for (const [name, body] of [['tasks', TASKS], ['arm-asks', ARM_ASKS], ['cancel-ask', CANCEL_ASK]] as const) {
+  for (const [name, body] of [['tasks', TASKS], ['arm-asks', ARM_ASKS], ['cancel-ask', CANCEL_ASK], ['spin-ask', SPIN_ASK]] as const) {
     await json(await call('PUT', `/prompts/${name}`, { body }), 201);
   }
 });
@@ -245,5 +246,25 @@ describe('a task cancelled while it waits on an ask', () => {
     const after = await finished(view.run_id);
     expect(after.events).toEqual(baseline.events);
     expect(after.performed).toEqual(baseline.performed);
+  });
+});
+
+describe('a run whose task waits on an ask while another task computes at length', () => {
+  it('is not suspended while the other task computes (paused by the Engine, the event loop running) nor while its tool call is in flight', async () => {
+    const t0 = performance.now();
+    const view = await start('spin-ask', 'spin');
+    console.log(`[timing] task 0.1 computed some 6M Lua instructions, ticked and wrote while 0.0 waited: ${(performance.now() - t0).toFixed(0)} ms until suspended`);
+    expect(view.status).toBe('suspended');
+    expect(view.pending.map(({ ask_id, question }) => [ask_id, question])).toEqual([['0.0-1', 'Proceed?']]);
+    // By the time the run reads as suspended, task 0.1 has done all its work.
+    expect(performedBy(view.run_id)).toEqual(['user-input/ask Proceed?', 'counter/tick spun']);
+    expect(await (await call('GET', `/runs/${view.run_id}/files/spun.txt`)).text()).toBe('15');
+    const done = await answer(view.run_id, view.pending[0]!, 'yes');
+    expect(done).toMatchObject({ status: 'completed', result: 'tick-spun 15|yes' });
+    const seen = types((await finished(view.run_id)).events);
+    // The ask was pending while task 0.1 computed, and the run suspended once, after 0.1 ended.
+    expect(seen.indexOf('ask_pending 0.0')).toBeLessThan(seen.indexOf('task_completed 0.1'));
+    expect(seen.filter((type) => type === 'run_suspended' || type === 'run_resumed')).toEqual(['run_suspended', 'run_resumed']);
+    expect(seen.indexOf('task_completed 0.1')).toBeLessThan(seen.indexOf('run_suspended'));
   });
 });

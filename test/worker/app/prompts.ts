@@ -134,3 +134,49 @@ return table.concat({ ticked, asker:status(), go }, '|')`)}
 ${lua(`return tools.call('user-input/ask', { question = 'Never answered?' })`)}
 ## Tick
 ${lua(`return tools.call('counter/tick', { label = 't', wait_ms = 10 })`)}`;
+
+/** The iterations of SPIN_ASK's loop: three Lua instructions each, some 6M in all, 6 pauses of the count hook. */
+export const SPIN_ITERATIONS = 2_000_000;
+
+/**
+ * Task `0.0` asks the operator (ask id `0.0-1`) while task `0.1` computes in pure Lua for
+ * millions of instructions (the Engine pauses it every 1M, letting the event loop run), then
+ * ticks the counter (a timer's while) and writes its sum; the main chain awaits both.
+ */
+export const SPIN_ASK = `---
+name: spin-ask
+description: One task asks the operator while another computes at length.
+runvil: 0
+uses: [user-input, acme/counter]
+---
+# Spin ask
+
+## Main
+${lua(`local asker = tasks.spawn('## Ask')
+local spinner = tasks.spawn('## Spin')
+local spun = tasks.await(spinner)
+local answer = tasks.await(asker)
+return spun .. '|' .. answer`)}
+## Ask
+${lua(`return tools.call('user-input/ask', { question = 'Proceed?' })`)}
+## Spin
+${lua(`local n = 0
+for i = 1, ${SPIN_ITERATIONS} do n = (n + i) % 1000003 end
+local tick = tools.call('counter/tick', { label = 'spun', wait_ms = 20 })
+store.write('spun.txt', tostring(n))
+return tick .. ' ' .. n`)}`;
+
+/** The files a MANY_FILES run writes: more than one alarm invocation may write to KV. */
+export const MANY_FILES_COUNT = 1200;
+
+/** Writes MANY_FILES_COUNT files, `many/0001.txt` (`file 1`) to `many/1200.txt`. */
+export const MANY_FILES = `---
+name: many-files
+description: Writes more files than one invocation may write to KV.
+runvil: 0
+---
+# Many files
+
+## Write
+${lua(`for i = 1, ${MANY_FILES_COUNT} do store.write(('many/%04d.txt'):format(i), 'file ' .. i) end
+return 'wrote ' .. #store.list('many/')`)}`;

@@ -4,13 +4,15 @@
  * offering a fault-injection seam: `armFault(n)` makes the next run object that commits
  * its n-th journal entry stop right after the commit, before Lua sees the answer, so that
  * the test can drop the object's memory there (`dropObjects`), as a crash
- * or an eviction would.
+ * or an eviction would. It also logs the KV operations of each alarm invocation
+ * (`alarmKv`), and can make one KV write fail (`failKvPut`).
  */
 import '../../../src/worker/lua-factory.ts';
 // @ts-ignore -- the module's types come with the pool, not in tsconfig's types
 import { abortAllDurableObjects } from 'cloudflare:test';
 import type { JournalEntry } from '../../../src/engine/journal.ts';
 import type { Operator } from '../../../src/host/operator.ts';
+import type { KvNamespace } from '../../../src/worker/platform-types.ts';
 import { createApp } from '../../../src/worker/app.ts';
 import { RunObject as WorkerRunObject } from '../../../src/worker/run-object.ts';
 import { testHost } from './test-host.ts';
@@ -29,8 +31,26 @@ export async function armFault(index: number): Promise<void> {
   while (!fired) await new Promise((resolve) => setTimeout(resolve, 2));
 }
 
-/** The run object with the test Host and the fault seam. */
+/** The KV operations of one alarm invocation (`put {key}`, ...), in order, and whether one failed. */
+export interface AlarmKvOps {
+  ops: string[];
+  failed: boolean;
+}
+
+/** The KV operations of each alarm invocation, by run id, in the order the invocations ended. */
+export const alarmKv = new Map<string, AlarmKvOps[]>();
+
+let kvFault: { at: number; seen: number } | null = null;
+
+/** Makes the `at`-th KV write of run object alarms from now on fail, once. */
+export function failKvPut(at: number): void {
+  kvFault = { at, seen: 0 };
+}
+
+/** The run object with the test Host, the fault seam and its alarms' KV operations logged. */
 export class RunObject extends WorkerRunObject {
+  private alarmOps: AlarmKvOps | null = null;
+
   protected override host(operator: Operator) {
     return testHost(this.env, operator, this.ctx.id.toString());
   }
@@ -42,6 +62,39 @@ export class RunObject extends WorkerRunObject {
     // The run stays here, its entry committed and Lua not yet answered, until the test
     // drops the object (dropObjects), as a crash right after the commit would leave it.
     return new Promise<void>(() => {});
+  }
+
+  override async alarm(): Promise<void> {
+    const invocation: AlarmKvOps = { ops: [], failed: false };
+    this.alarmOps = invocation;
+    try {
+      await super.alarm();
+    } finally {
+      this.alarmOps = null;
+      const runId = this.ctx.id.toString();
+      alarmKv.set(runId, [...(alarmKv.get(runId) ?? []), invocation]);
+    }
+  }
+
+  /** KV with every operation logged under the alarm invocation that makes it. */
+  protected override kv(): KvNamespace {
+    const kv = super.kv();
+    const log = (op: string) => this.alarmOps?.ops.push(op);
+    return {
+      get: (key) => (log(`get ${key}`), kv.get(key)),
+      getWithMetadata: (key) => (log(`get ${key}`), kv.getWithMetadata(key)),
+      delete: (key) => (log(`delete ${key}`), kv.delete(key)),
+      list: (options) => (log(`list ${options?.prefix ?? ''}`), kv.list(options)),
+      put: async (key, value, options) => {
+        log(`put ${key}`);
+        if (kvFault && ++kvFault.seen === kvFault.at) {
+          kvFault = null;
+          if (this.alarmOps) this.alarmOps.failed = true;
+          throw new Error('KV is unavailable (a test fault)');
+        }
+        return kv.put(key, value, options);
+      },
+    };
   }
 }
 
