@@ -146,6 +146,13 @@ export class EffectRunner {
     return recorded.answer.ok ? (recorded.answer.value as string[]) : [];
   }
 
+  /** Whether the journal holds answers for the next `count` effects of `chain`. */
+  holds(chain: string, count: number): boolean {
+    const next = (this.nextSeq.get(chain) ?? 0) + 1;
+    for (let seq = next; seq < next + count; seq++) if (!this.recorded.has(keyOf(chain, seq))) return false;
+    return true;
+  }
+
   /** Whether the journal holds a record of scheduler step `step` (without taking it). */
   hasStep(step: number): boolean {
     return this.recorded.has(keyOf(SCHEDULER_CHAIN, step));

@@ -175,6 +175,31 @@ export class Scheduler {
     return this.claims.claimVar(id, key);
   }
 
+  /**
+   * Answers the running chain's effects at once, when it is the only chain and the journal
+   * holds every answer: the next step would release it alone straight away, so this is that
+   * step. Null when the effects must park.
+   */
+  answerNow(id: string, requests: EffectRequest[]): EffectAnswer[] | null {
+    const chain = this.byId.get(id);
+    const effects = this.options.effects;
+    if (!chain || chain !== this.current || this.chains.length !== 1 || this.queue.length > 0 || this.inflight > 0
+        || this.pausedInStep || this.options.stop.stopped || effects.hasStep(this.steps + 1) || !effects.holds(id, requests.length)) {
+      return null;
+    }
+    const answers = requests.map((request) => {
+      try {
+        return effects.claim(id, request).answer!;
+      } catch (error) {
+        if (!(error instanceof DeterminismViolation)) throw error;
+        this.options.stop.fail({ kind: 'Determinism', message: error.message });
+        return failed('determinism', error.message);
+      }
+    });
+    this.beginStep(this.steps + 1);
+    return answers;
+  }
+
   /** Parks the running chain on effects; resolves with their answers when it is released again. */
   async park(id: string, effects: ParkedEffect[]): Promise<EffectAnswer[]> {
     const chain = this.running(id);

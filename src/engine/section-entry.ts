@@ -52,12 +52,11 @@ const PAUSE_EVERY = 100;
 export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryOutcome> {
   const vm = await run.platform.newVm({ memoryLimit: run.limits.memoryBytes });
   const stopOf = () => run.scheduler.stopOf(spec.chain);
+  const entry: EntryState = { conversation: new Conversation(), renderedTools: {} };
   try {
-    installLeaves(vm, run, spec);
+    installLeaves(vm, run, spec, entry);
     vm.runChunk(run.runtime);
     const thread = vm.newThread('__rv_main');
-    const conversation = new Conversation();
-    let renderedTools: Record<string, string> = {};
     let step = thread.resume([]);
     for (;;) {
       const stopped = stopOf();
@@ -74,22 +73,15 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
       if (op === 'effect') {
         const effectOp = String(rest[0]);
         if (effectOp === 'model.round') {
-          const [, head, role, turn, tools, toolMap, from, count, ...texts] = rest;
-          // The rendered list's wire names and tool ids come once, with the section's first round.
-          if (typeof toolMap === 'string') renderedTools = JSON.parse(toolMap) as Record<string, string>;
-          // from 0: a one-off round (models.infer) over its own single record.
-          const target = from === 0 ? new Conversation() : conversation;
-          target.update(from === 0 ? 1 : Number(from), texts.slice(0, Number(count)).map(String));
-          const refusal = precheck(target, String(head), String(tools), String(role), run.prompt.h1.prose);
-          if (refusal) {
-            step = thread.resume([false, 'context', refusal]);
+          const round = prepareRound(run, entry, rest);
+          if ('refusal' in round) {
+            step = thread.resume([false, 'context', round.refusal]);
             continue;
           }
-          const request = roundRequest(target, String(head), String(tools), String(role), run.prompt.h1.prose);
-          const [reply] = await run.scheduler.park(spec.chain, [{ request, section: spec.section.name }]);
+          const [reply] = await run.scheduler.park(spec.chain, [{ request: round.request, section: spec.section.name }]);
           // A stopping chain reports no round.
           if (stopOf()) continue;
-          answer = answerRound(run, spec, String(role), Number(turn), reply!, from === 0 ? null : renderedTools);
+          answer = answerRound(run, spec, round.role, round.turn, reply!, round.tools);
         } else {
           answer = toLua(effectOp, await performEffect(run, spec, effectOp, JSON.parse(String(rest[1])) as Record<string, Json>));
         }
@@ -190,7 +182,65 @@ export async function enterSection(run: RunContext, spec: EntrySpec): Promise<En
   return runEntry(run, spec);
 }
 
-function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec): void {
+/** What an entry keeps between its model rounds. */
+interface EntryState {
+  conversation: Conversation;
+  /** The rendered tool list's wire names and tool ids, once the first round sent them. */
+  renderedTools: Record<string, string>;
+}
+
+/** A model round's yielded values read: the conversation brought up to date, the precheck made. */
+function prepareRound(
+  run: RunContext,
+  entry: EntryState,
+  rest: LuaScalar[],
+): { refusal: string } | { request: EffectRequest; role: string; turn: number; tools: Record<string, string> | null } {
+  const [, head, role, turn, tools, toolMap, from, count, ...texts] = rest;
+  // The rendered list's wire names and tool ids come once, with the section's first round.
+  if (typeof toolMap === 'string') entry.renderedTools = JSON.parse(toolMap) as Record<string, string>;
+  // from 0: a one-off round (models.infer) over its own single record.
+  const target = from === 0 ? new Conversation() : entry.conversation;
+  target.update(from === 0 ? 1 : Number(from), texts.slice(0, Number(count)).map(String));
+  const refusal = precheck(target, String(head), String(tools), String(role), run.prompt.h1.prose);
+  if (refusal) return { refusal };
+  return {
+    request: roundRequest(target, String(head), String(tools), String(role), run.prompt.h1.prose),
+    role: String(role),
+    turn: Number(turn),
+    tools: from === 0 ? null : entry.renderedTools,
+  };
+}
+
+/**
+ * An effect answered at once, without the Lua thread yielding: when the chain runs alone
+ * and the journal already holds the answer (a replay's every effect), or when no effect is
+ * needed at all (a refused path, a round over the context window). [false] sends the effect
+ * the asynchronous way. The answers and events are exactly those of the asynchronous way.
+ */
+function answerNow(run: RunContext, spec: EntrySpec, entry: EntryState, op: string, rest: LuaScalar[]): LuaScalar[] {
+  const stopping = () => run.scheduler.stopOf(spec.chain) !== null;
+  if (op === 'batch') {
+    const calls = batchCalls(rest);
+    const answers = run.scheduler.answerNow(spec.chain, calls.map((call) => toolRequest(run, spec, call)));
+    if (!answers || stopping()) return [false];
+    return [true, ...finishBatch(run, spec, calls, answers)];
+  }
+  const effectOp = String(rest[0]);
+  if (effectOp === 'model.round') {
+    const round = prepareRound(run, entry, rest);
+    if ('refusal' in round) return [true, false, 'context', round.refusal];
+    const answers = run.scheduler.answerNow(spec.chain, [round.request]);
+    if (!answers || stopping()) return [false];
+    return [true, ...answerRound(run, spec, round.role, round.turn, answers[0]!, round.tools)];
+  }
+  const request = toRequest(effectOp, JSON.parse(String(rest[1])) as Record<string, Json>);
+  if ('problem' in request) return [true, false, 'lua', request.problem];
+  const answers = run.scheduler.answerNow(spec.chain, [request]);
+  if (!answers || stopping()) return [false];
+  return [true, ...toLua(effectOp, answers[0]!)];
+}
+
+function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: EntryState): void {
   const place = () => ({ section: spec.section.name, task: spec.chain, turn: 0 });
   const path = (text: LuaScalar) => JSON.parse(String(text)) as (string | number)[];
   const blocksOf = (name: LuaScalar) => {
@@ -209,6 +259,7 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec): void {
   vm.setNull('__rv_null');
   const leaves: Record<string, (...args: LuaScalar[]) => LuaScalar | LuaScalar[] | void> = {
     tick: (count) => run.stop.spend(Number(count)) || stopping(),
+    answered: (op, ...rest) => answerNow(run, spec, entry, String(op), rest),
     paused: () => vm.takePaused(),
     var_get: (text) => {
       const value = run.vars.get(path(text));
@@ -440,29 +491,48 @@ function assistantRecord(reply: CheckedReply): string {
  * answer is (ok, text) per call: untrusted output wrapped, and for a model's call a failure
  * wrapped too (the model reads it as data), with the call's events reported here.
  */
-async function performBatch(run: RunContext, spec: EntrySpec, flat: LuaScalar[]): Promise<LuaScalar[]> {
+type BatchCall = { tool: string; name: string; args: Json; caller: 'script' | 'model'; callId: string | null; turn: number };
+
+/** A batch's calls from the yielded values: the count, then six values per call. */
+function batchCalls(flat: LuaScalar[]): BatchCall[] {
   const count = Number(flat[0]);
-  const calls = Array.from({ length: count }, (_, k) => {
+  return Array.from({ length: count }, (_, k) => {
     const [tool, name, argsJson, caller, callId, turn] = flat.slice(1 + k * 6, 7 + k * 6);
     return { tool: String(tool), name: String(name), args: JSON.parse(String(argsJson)) as Json, caller: caller as 'script' | 'model', callId: callId === null ? null : String(callId), turn: Number(turn) };
   });
+}
+
+function toolRequest(run: RunContext, spec: EntrySpec, call: BatchCall): EffectRequest {
+  return {
+    op: 'tool.call',
+    tool: call.tool,
+    name: call.name,
+    args: call.args,
+    origin: { execution: run.runId, section: spec.section.name, caller: call.caller },
+    call_id: call.callId,
+  };
+}
+
+/**
+ * A tool-call batch: the calls start together, in call order, and answer in call order.
+ * `flat` holds the count, then (tool, name, args JSON, caller, call id, turn) per call.
+ */
+async function performBatch(run: RunContext, spec: EntrySpec, flat: LuaScalar[]): Promise<LuaScalar[]> {
+  const calls = batchCalls(flat);
   const answers = await run.scheduler.park(
     spec.chain,
-    calls.map(
-      (call): ParkedEffect => ({
-        request: {
-          op: 'tool.call',
-          tool: call.tool,
-          name: call.name,
-          args: call.args,
-          origin: { execution: run.runId, section: spec.section.name, caller: call.caller },
-          call_id: call.callId,
-        },
-        section: spec.section.name,
-      }),
-    ),
+    calls.map((call): ParkedEffect => ({ request: toolRequest(run, spec, call), section: spec.section.name })),
   );
   if (run.scheduler.stopOf(spec.chain)) return [];
+  return finishBatch(run, spec, calls, answers);
+}
+
+/**
+ * A batch's answers as the Lua runtime reads them: (ok, text, record) per call, untrusted
+ * output wrapped, a model's failed call wrapped too (the model reads it as data), and a
+ * model's call given its tool record's JSON text; its events reported here.
+ */
+function finishBatch(run: RunContext, spec: EntrySpec, calls: BatchCall[], answers: EffectAnswer[]): LuaScalar[] {
   const values: LuaScalar[] = [];
   calls.forEach((call, k) => {
     const answer = answers[k]!;
@@ -470,7 +540,6 @@ async function performBatch(run: RunContext, spec: EntrySpec, flat: LuaScalar[])
     const output = answer.ok ? (typeof answer.value === 'string' ? answer.value : JSON.stringify(answer.value)) : answer.error.message;
     const wrap = !answer.ok ? call.caller === 'model' : !trusted;
     const text = wrap ? wrapUntrusted(output, run.seed.nonce) : output;
-    // A model's call also gets its tool record's JSON text, made here rather than in Lua.
     values.push(answer.ok, text, call.caller === 'model' ? `{"content":${JSON.stringify(text)},"role":"tool","tool_call_id":${JSON.stringify(call.callId)}}` : null);
     if (call.caller !== 'model') return;
     const place = { section: spec.section.name, task: spec.chain, turn: call.turn };
