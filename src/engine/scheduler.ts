@@ -103,12 +103,8 @@ export class Scheduler {
   private onArrival: (() => void) | null = null;
   private crash: { error: unknown } | null = null;
 
-  /** What a wait on an effect answers once the run stops; made once, not a reaction per wait. */
-  private readonly stopAnswer: Promise<EffectAnswer>;
-
   constructor(private readonly options: SchedulerOptions) {
     void options.stop.whenStopped.then(() => this.arrived());
-    this.stopAnswer = options.stop.whenStopped.then((error) => failed('cancelled', error.message));
   }
 
   /**
@@ -231,27 +227,10 @@ export class Scheduler {
         answers[index] = failed('determinism', error.message);
       }
     });
-    // The only chain: nothing else can run while it waits, so the next step would release it
-    // alone as soon as its answers are in. It waits for them here and that is the step,
-    // without the round trip through parking (most runs have one chain).
-    const solo = this.chains.length === 1 && this.queue.length === pending && this.inflight === 0 && !this.pausedInStep
-      && !this.options.stop.stopped && !this.options.effects.hasStep(this.steps + 1);
-    if (solo && pending === 0) {
-      this.beginStep(this.steps + 1);
-      return answers;
-    }
-    if (solo && !this.options.effects.replaying) {
-      const live = this.queue;
-      this.queue = [];
-      const waits = live.map((item) => Promise.race([
-        this.options.effects.perform(id, item.seq, item.request, item.section, this.options.runId),
-        this.stopAnswer,
-      ]));
-      this.setBlocked(true);
-      const landed = await Promise.all(waits);
-      live.forEach((item, k) => {
-        answers[item.index] = landed[k]!;
-      });
+    // The only chain, with every answer at hand (a replay, say): the next step would release
+    // it alone at once, so it is that step, without parking.
+    if (pending === 0 && this.chains.length === 1 && this.queue.length === 0 && this.inflight === 0 && !this.pausedInStep
+        && !this.options.stop.stopped && !this.options.effects.hasStep(this.steps + 1)) {
       this.beginStep(this.steps + 1);
       return answers;
     }
