@@ -181,12 +181,8 @@ export class Scheduler {
    * step. Null when the effects must park.
    */
   answerNow(id: string, requests: EffectRequest[]): EffectAnswer[] | null {
-    const chain = this.byId.get(id);
+    if (!this.canAnswerNow(id, requests.length)) return null;
     const effects = this.options.effects;
-    if (!chain || chain !== this.current || this.chains.length !== 1 || this.queue.length > 0 || this.inflight > 0
-        || this.pausedInStep || this.options.stop.stopped || effects.hasStep(this.steps + 1) || !effects.holds(id, requests.length)) {
-      return null;
-    }
     const answers = requests.map((request) => {
       try {
         return effects.claim(id, request).answer!;
@@ -198,6 +194,14 @@ export class Scheduler {
     });
     this.beginStep(this.steps + 1);
     return answers;
+  }
+
+  /** Whether answerNow would answer `count` effects of the running chain (checked before they are built). */
+  canAnswerNow(id: string, count: number): boolean {
+    const chain = this.byId.get(id);
+    const effects = this.options.effects;
+    return !!chain && chain === this.current && this.chains.length === 1 && this.queue.length === 0 && this.inflight === 0
+      && !this.pausedInStep && !this.options.stop.stopped && !effects.hasStep(this.steps + 1) && effects.holds(id, count);
   }
 
   /** Parks the running chain on effects; resolves with their answers when it is released again. */

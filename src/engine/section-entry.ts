@@ -219,6 +219,8 @@ function prepareRound(
  */
 function answerNow(run: RunContext, spec: EntrySpec, entry: EntryState, op: string, rest: LuaScalar[]): LuaScalar[] {
   const stopping = () => run.scheduler.stopOf(spec.chain) !== null;
+  // Checked first, so a live effect is not read twice (here and again after the yield).
+  if (!run.scheduler.canAnswerNow(spec.chain, op === 'batch' ? Number(rest[0]) : 1)) return [false];
   if (op === 'batch') {
     const calls = batchCalls(rest);
     const answers = run.scheduler.answerNow(spec.chain, calls.map((call) => toolRequest(run, spec, call)));
