@@ -25,6 +25,12 @@ const module = (source: string, args: string) => `(function(...)\n${source}\nend
 
 /** The runtime chunk every section VM loads up front. */
 export function runtimeChunk(): RuntimeChunk {
+  return (assembled ??= assemble());
+}
+
+let assembled: RuntimeChunk | undefined;
+
+function assemble(): RuntimeChunk {
   const parts = [
     `local R = ${module(BASE_LUA, '')}`,
     `R.json = ${module(JSON_LUA, 'R')}`,
