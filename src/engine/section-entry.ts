@@ -56,6 +56,7 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
   try {
     installLeaves(vm, run, spec, entry);
     vm.runChunk(run.runtime);
+    vm.limitMemory();
     const thread = vm.newThread('__rv_main');
     let step = thread.resume([]);
     for (;;) {

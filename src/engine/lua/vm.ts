@@ -80,6 +80,7 @@ class CApi {
   readonly pushcclosure: CFunction; readonly setglobal: CFunction; readonly getglobal: CFunction;
   readonly resume: CFunction; readonly newthread: CFunction; readonly loadbufferx: CFunction;
   readonly pcallk: CFunction; readonly newstate: CFunction; readonly newstateL: CFunction;
+  readonly getallocf: CFunction; readonly setallocf: CFunction;
   readonly openlibs: CFunction; readonly close: CFunction; readonly error: CFunction;
   readonly malloc: CFunction; readonly free: CFunction; readonly realloc: CFunction;
   readonly sethook: CFunction; readonly yieldk: CFunction; readonly isyieldable: CFunction;
@@ -98,6 +99,7 @@ class CApi {
     this.setglobal = c('lua_setglobal'); this.getglobal = c('lua_getglobal'); this.resume = c('lua_resume');
     this.newthread = c('lua_newthread'); this.loadbufferx = c('luaL_loadbufferx'); this.pcallk = c('lua_pcallk');
     this.newstate = c('lua_newstate'); this.newstateL = c('luaL_newstate'); this.openlibs = c('luaL_openlibs');
+    this.getallocf = c('lua_getallocf'); this.setallocf = c('lua_setallocf');
     this.close = c('lua_close'); this.error = c('lua_error'); this.malloc = c('malloc'); this.free = c('free');
     this.realloc = c('realloc'); this.sethook = c('lua_sethook'); this.yieldk = c('lua_yieldk');
     this.isyieldable = c('lua_isyieldable'); this.tothread = c('lua_tothread');
@@ -203,7 +205,9 @@ export class LuaPlatform {
     const limit = options.memoryLimit;
     const vm = new LuaVm(this, id, limit);
     this.vms.set(id, vm);
-    const state = limit === undefined ? this.c.newstateL() : this.c.newstate(this.allocator, id);
+    // Made with the C allocator: the Engine's own set-up runs without a JS call per
+    // allocation; limitMemory() switches to the counting allocator before prompt code runs.
+    const state = this.c.newstateL();
     vm.attach(state);
     this.c.openlibs(state);
     // The hook finds its VM by this global; the sandbox's code never sees the real globals.
@@ -311,18 +315,31 @@ export class LuaPlatform {
     }
   }
 
+  /** The C allocator luaL_newstate uses (it and the counting one share wasm's malloc). */
+  get cAllocator(): number {
+    if (this.cAlloc === undefined) {
+      const state = this.c.newstateL();
+      this.cAlloc = this.c.getallocf(state, 0) as number;
+      this.c.close(state);
+    }
+    return this.cAlloc;
+  }
+  private cAlloc: number | undefined;
+
   private allocate(ud: number, pointer: number, oldSize: number, newSize: number): number {
     const vm = this.vms.get(ud);
     const c = this.c;
     const previous = pointer === 0 ? 0 : oldSize;
+    // Blocks made before the switch (the Engine's set-up) are not counted, so a count is
+    // never let below zero.
     if (newSize === 0) {
       if (pointer !== 0) c.free(pointer);
-      if (vm) vm.heapBytes -= previous;
+      if (vm) vm.heapBytes = Math.max(0, vm.heapBytes - previous);
       return 0;
     }
     if (vm && vm.memoryLimit !== undefined && vm.heapBytes - previous + newSize > vm.memoryLimit) return 0;
     const moved = c.realloc(pointer, newSize) as number;
-    if (moved !== 0 && vm) vm.heapBytes += newSize - previous;
+    if (moved !== 0 && vm) vm.heapBytes = Math.max(0, vm.heapBytes + newSize - previous);
     return moved;
   }
 }
@@ -464,9 +481,22 @@ export class LuaVm {
     return this.memoryLimit === undefined ? undefined : this.heapBytes;
   }
 
+  /**
+   * From now on every allocation goes through the counting allocator and the VM's memory
+   * limit holds. Called once the Engine's own set-up is done, before prompt code runs.
+   */
+  limitMemory(): void {
+    if (this.memoryLimit === undefined || this.limited) return;
+    this.limited = true;
+    this.platform.c.setallocf(this.state, this.platform.allocator, this.id);
+  }
+  private limited = false;
+
   /** Frees the Lua state; safe to call twice. */
   close(): void {
     if (this.state === 0) return;
+    // Freed by the C allocator: counting frees of a state about to vanish is wasted work.
+    if (this.limited) this.platform.c.setallocf(this.state, this.platform.cAllocator, 0);
     this.platform.c.close(this.state);
     this.state = 0;
     this.platform.release(this.id);
