@@ -263,6 +263,7 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: Entry
   const leaves: Record<string, (...args: LuaScalar[]) => LuaScalar | LuaScalar[] | void> = {
     tick: (count) => run.stop.spend(Number(count)) || stopping(),
     answered: (op, ...rest) => answerNow(run, spec, entry, String(op), rest),
+    answerable: (count) => run.scheduler.canAnswerNow(spec.chain, Number(count)),
     paused: () => vm.takePaused(),
     var_get: (text) => {
       const value = run.vars.get(path(text));

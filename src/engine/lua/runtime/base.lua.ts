@@ -17,7 +17,7 @@ __rv_dispatch = nil
 for _, name in ipairs({ 'tick', 'var_get', 'var_set', 'var_len', 'var_keys', 'var_json',
     'entry', 'block', 'find_section', 'prose', 'event', 'untrusted', 'fact', 'seed',
     'catalog', 'pack_id_problem', 'role', 'set_default_role', 'reply_done', 'prelude',
-    'paused', 'task_spawn', 'task_status', 'task_cancel', 'answered' }) do
+    'paused', 'task_spawn', 'task_status', 'task_cancel', 'answered', 'answerable' }) do
   leaves[name] = function(...) return dispatch(name, ...) end
 end
 leaves.newuserdata = __rv_newuserdata
@@ -119,12 +119,14 @@ end
 local raw_yield = R.raw.yield
 --- Performs an effect through the Harness; returns its answer text or raises its error.
 --- Answers the journal already holds come back at once through a leaf (leaves.answered),
---- with no yield: a replay makes thousands of them.
+--- with no yield: a replay makes thousands of them. leaves.answerable asks first, cheaply,
+--- so a live effect's values cross into JS only once.
 function R.effect(op, payload)
   if R.loading_prelude and op:sub(1, 6) ~= 'store.' then
     R.raise('lua', 'tools.call cannot run while a prelude loads')
   end
-  local now, ok, a, b = leaves.answered('effect', op, payload)
+  local now, ok, a, b = false, nil, nil, nil
+  if leaves.answerable(1) then now, ok, a, b = leaves.answered('effect', op, payload) end
   if not now then ok, a, b = raw_yield(R.MARK, 'effect', op, payload) end
   if ok then return a end
   R.raise(a, b)
@@ -139,7 +141,7 @@ end
 
 --- Performs an effect and returns every value of its answer (a model round answers several).
 function R.effect_values(op, payload, ...)
-  local answer = table.pack(leaves.answered('effect', op, payload, ...))
+  local answer = leaves.answerable(1) and table.pack(leaves.answered('effect', op, payload, ...)) or { false }
   if answer[1] then
     answer = R.shift(answer)
   else
@@ -161,7 +163,7 @@ function R.batch(calls)
       c.tool, c.name, c.args_json, c.caller, c.call_id, c.turn
     n = n + 6
   end
-  local answers = table.pack(leaves.answered('batch', #calls, table.unpack(flat, 1, n)))
+  local answers = leaves.answerable(#calls) and table.pack(leaves.answered('batch', #calls, table.unpack(flat, 1, n))) or { false }
   if answers[1] then
     answers = R.shift(answers)
   else
