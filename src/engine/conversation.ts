@@ -10,13 +10,17 @@ import { digestText } from './journal.ts';
 export class Conversation {
   private readonly records: string[] = [];
   private readonly prefixDigests: string[] = [];
+  /** Each record parsed, once, the first time a live round needs it. */
+  private readonly parsed: (Json | undefined)[] = [];
   private characters = 0;
+  private lastTools: { text: string; digest: string; parsed?: Json } = { text: 'null', digest: digestText('null') };
 
   /** Replaces the records from position `from` (1-based) on with `texts`. */
   update(from: number, texts: readonly string[]): void {
     for (const dropped of this.records.slice(from - 1)) this.characters -= dropped.length;
     this.records.length = from - 1;
     this.prefixDigests.length = from - 1;
+    this.parsed.length = Math.min(this.parsed.length, from - 1);
     for (const text of texts) {
       this.characters += text.length;
       const previous = this.prefixDigests[this.prefixDigests.length - 1] ?? '';
@@ -27,7 +31,13 @@ export class Conversation {
 
   /** The digest of a round over these records with the given head and tools. */
   digest(head: string, tools: string): string {
-    return digestText(`${head}\n${digestText(tools)}\n${this.prefixDigests[this.prefixDigests.length - 1] ?? ''}`);
+    return digestText(`${head}\n${this.tools(tools).digest}\n${this.prefixDigests[this.prefixDigests.length - 1] ?? ''}`);
+  }
+
+  /** A section's tool list is the same text every round: digested and parsed once. */
+  private tools(text: string): { text: string; digest: string; parsed?: Json } {
+    if (this.lastTools.text !== text) this.lastTools = { text, digest: digestText(text) };
+    return this.lastTools;
   }
 
   /**
@@ -39,10 +49,18 @@ export class Conversation {
     return Math.ceil((this.characters + tools.length + system.length) / 4) + 4 * (this.records.length + 1);
   }
 
-  /** The request a provider gets: the head's fields, the system prose first, the records, the tools. */
+  /**
+   * The request a provider gets: the head's fields, the system prose first, the records, the
+   * tools. Records are parsed once and shared by every later round's request, so a provider
+   * must not change the request it is given.
+   */
   request(head: string, tools: string, system: string): Json {
-    const systemRecord = system === '' ? [] : [JSON.stringify({ content: system, role: 'system' })];
-    const messages = `[${[...systemRecord, ...this.records].join(',')}]`;
-    return { ...(JSON.parse(head) as { [key: string]: Json }), messages: JSON.parse(messages) as Json, tools: JSON.parse(tools) as Json };
+    const messages: Json[] = system === '' ? [] : [{ content: system, role: 'system' }];
+    for (let i = 0; i < this.records.length; i++) {
+      messages.push((this.parsed[i] ??= JSON.parse(this.records[i]!) as Json)!);
+    }
+    const list = this.tools(tools);
+    list.parsed ??= JSON.parse(tools) as Json;
+    return { ...(JSON.parse(head) as { [key: string]: Json }), messages, tools: list.parsed };
   }
 }
