@@ -16,6 +16,15 @@ import { installWasmFunctionPolyfill } from './wasm-function.ts';
 const GLUE_WASM_URL = `${GLUE_BASE_URL}glue.wasm`;
 
 const factories = new WeakMap<WebAssembly.Module, Promise<LuaFactory>>();
+const instanceExports = new WeakMap<LuaFactory, WebAssembly.Exports>();
+
+/**
+ * The exports of the wasm instance behind a factory made here, for LuaPlatform.create: the
+ * platform calls them directly, without wasmoon's checked wrappers.
+ */
+export function wasmExportsOf(factory: LuaFactory): WebAssembly.Exports | undefined {
+  return instanceExports.get(factory);
+}
 
 /**
  * The isolate's LuaFactory for the glue module `wasm` (import it from
@@ -43,6 +52,7 @@ async function create(wasm: WebAssembly.Module): Promise<LuaFactory> {
   // options, and this build would reject an `instantiateWasm` hook anyway.)
   const placeholder = new ArrayBuffer(0);
   let fetched = false;
+  let exports: WebAssembly.Exports | undefined;
   const realFetch = globalThis.fetch;
   const realInstantiate = WebAssembly.instantiate;
   const restoreInstantiate = replaceGlobal(WebAssembly, 'instantiate', function instantiate(
@@ -51,7 +61,10 @@ async function create(wasm: WebAssembly.Module): Promise<LuaFactory> {
   ) {
     if (args[0] !== placeholder) return Reflect.apply(realInstantiate, WebAssembly, args);
     restoreInstantiate();
-    return realInstantiate(wasm, args[1]).then((instance) => ({ module: wasm, instance }));
+    return realInstantiate(wasm, args[1]).then((instance) => {
+      exports = instance.exports;
+      return { module: wasm, instance };
+    });
   });
 
   try {
@@ -92,6 +105,7 @@ async function create(wasm: WebAssembly.Module): Promise<LuaFactory> {
         cause: error,
       });
     }
+    if (exports) instanceExports.set(factory, exports);
     return factory;
   } finally {
     restoreInstantiate();

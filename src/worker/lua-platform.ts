@@ -3,7 +3,7 @@
  * every run object the isolate holds (notes/wasmoon-in-workerd.md: create one factory per
  * isolate and reuse it).
  */
-import { createWorkerdLuaFactory } from './lua-factory.ts'; // first: it defines `location` for wasmoon
+import { createWorkerdLuaFactory, wasmExportsOf } from './lua-factory.ts'; // first: it defines `location` for wasmoon
 import glue from 'wasmoon/dist/glue.wasm';
 import { LuaPlatform } from '../engine/lua/vm.ts';
 
@@ -12,7 +12,9 @@ let platform: Promise<LuaPlatform> | undefined;
 /** The isolate's platform, created on first use. */
 export function isolatePlatform(): Promise<LuaPlatform> {
   if (platform === undefined) {
-    const created = createWorkerdLuaFactory(glue).then((factory) => LuaPlatform.create(factory));
+    // With the wasm instance's exports, which the platform calls directly rather than through
+    // wasmoon's checked wrappers (vm.ts).
+    const created = createWorkerdLuaFactory(glue).then((factory) => LuaPlatform.create(factory, wasmExportsOf(factory)));
     platform = created;
     // A failed creation is not kept, so that the next run reports it again.
     created.catch(() => {

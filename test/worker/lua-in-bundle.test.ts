@@ -32,6 +32,13 @@ describe('the deployed Worker bundle', () => {
     expect(answer).toMatchObject({ values: [7, 'LUA'], hasProcess: false });
   });
 
+  it('gives the run objects a LuaPlatform that calls the wasm exports directly, even over a factory made first', async () => {
+    // The first test made the isolate's factory without a platform; the platform still
+    // finds the exports of its wasm instance, rather than going through wasmoon's checked
+    // wrappers (several times slower per call).
+    expect(await scenario<{ direct: boolean }>('/engine/platform')).toEqual({ direct: true });
+  });
+
   it('gives the same math.random values as Node after math.randomseed', async () => {
     // Measured in Node 20 with wasmoon 1.16.0, as in lua-in-workerd.test.ts.
     const answer = await run('math.randomseed(42); return math.random(1, 1000), math.random(1, 1000)');

@@ -84,7 +84,7 @@ class CApi {
   readonly openlibs: CFunction; readonly close: CFunction; readonly error: CFunction;
   readonly malloc: CFunction; readonly free: CFunction; readonly realloc: CFunction;
   readonly sethook: CFunction; readonly yieldk: CFunction; readonly isyieldable: CFunction;
-  readonly tothread: CFunction;
+  readonly tothread: CFunction; readonly requiref: CFunction;
   private readonly names = new Map<string, number>();
 
   constructor(readonly lua: LuaWasm, exports: Record<string, CFunction> | undefined) {
@@ -103,6 +103,7 @@ class CApi {
     this.close = c('lua_close'); this.error = c('lua_error'); this.malloc = c('malloc'); this.free = c('free');
     this.realloc = c('realloc'); this.sethook = c('lua_sethook'); this.yieldk = c('lua_yieldk');
     this.isyieldable = c('lua_isyieldable'); this.tothread = c('lua_tothread');
+    this.requiref = c('luaL_requiref');
   }
 
   /** A NUL-terminated copy of a constant name, made once and kept. */
@@ -117,6 +118,29 @@ class CApi {
     }
     return pointer;
   }
+}
+
+/** The libraries a section VM opens: luaL_openlibs's list without io, os and package. */
+const SANDBOX_LIBRARIES: [global: string, opener: string][] = [
+  ['_G', 'luaopen_base'], ['coroutine', 'luaopen_coroutine'], ['table', 'luaopen_table'],
+  ['string', 'luaopen_string'], ['math', 'luaopen_math'], ['utf8', 'luaopen_utf8'], ['debug', 'luaopen_debug'],
+];
+
+/**
+ * Where the sandbox's library openers sit in the wasm function table (luaL_requiref takes a C
+ * function pointer); null when the table does not hold them all, and luaL_openlibs is used.
+ */
+function sandboxLibraries(exports: Record<string, CFunction>, c: CApi): { name: number; open: number }[] | null {
+  const table = exports.__indirect_function_table as unknown as WebAssembly.Table | undefined;
+  if (!(table instanceof WebAssembly.Table)) return null;
+  const openers = new Map(SANDBOX_LIBRARIES.map(([, opener]) => [exports[opener], -1]));
+  for (let index = 0; index < table.length; index++) {
+    const fn = table.get(index) as CFunction | null;
+    if (fn && openers.get(fn) === -1) openers.set(fn, index);
+  }
+  const found = SANDBOX_LIBRARIES.map(([global, opener]) => ({ global, open: openers.get(exports[opener]) ?? -1 }));
+  if (found.some((library) => library.open < 0)) return null;
+  return found.map(({ global, open }) => ({ name: c.name(global), open }));
 }
 
 /**
@@ -165,9 +189,16 @@ export class LuaPlatform {
   private scratch = 0;
   private scratchSize = 0;
 
+  /** True when the wasm exports were captured and are called directly (the fast path). */
+  readonly direct: boolean;
+  /** The standard libraries a section VM opens, as function-table pointers; null: all of them. */
+  private readonly libraries: { name: number; open: number }[] | null;
+
   private constructor(readonly lua: LuaWasm, exports: Record<string, CFunction> | undefined) {
     const module = lua.module as unknown as RawExports & { addFunction(fn: Function, signature: string): number };
+    this.direct = exports !== undefined;
     this.c = new CApi(lua, exports);
+    this.libraries = exports ? sandboxLibraries(exports, this.c) : null;
     this.lengthWord = this.c.malloc(4);
     this.countWord = this.c.malloc(4);
     this.trampoline = module.addFunction((state: number) => this.callLeaf(state), 'ii');
@@ -179,12 +210,19 @@ export class LuaPlatform {
   }
 
   /**
-   * Wraps a wasmoon factory: pass a function that makes it (`() => new LuaFactory()`, or the
-   * workerd one from src/worker) so the platform can call the wasm exports directly; a
-   * factory made earlier works too, through wasmoon's slower checked wrappers.
+   * Wraps a wasmoon factory: pass a function that makes it (`() => new LuaFactory()`) so the
+   * platform can capture the wasm exports and call them directly, or a factory made earlier
+   * with the exports of its wasm instance (`wasmExports`, as src/worker does); a factory alone
+   * works too, through wasmoon's slower checked wrappers.
    */
-  static async create(factory: LuaFactory | (() => LuaFactory | Promise<LuaFactory>)): Promise<LuaPlatform> {
-    if (typeof factory !== 'function') return new LuaPlatform(await factory.getLuaModule(), undefined);
+  static async create(
+    factory: LuaFactory | (() => LuaFactory | Promise<LuaFactory>),
+    wasmExports?: WebAssembly.Exports,
+  ): Promise<LuaPlatform> {
+    if (typeof factory !== 'function') {
+      const exports = wasmExports && typeof wasmExports.lua_newstate === 'function' ? (wasmExports as Record<string, CFunction>) : undefined;
+      return new LuaPlatform(await factory.getLuaModule(), exports);
+    }
     const made = await captureExports(factory);
     return new LuaPlatform(await made.factory.getLuaModule(), made.exports);
   }
@@ -209,11 +247,27 @@ export class LuaPlatform {
     // allocation; limitMemory() switches to the counting allocator before prompt code runs.
     const state = this.c.newstateL();
     vm.attach(state);
-    this.c.openlibs(state);
+    this.openLibraries(state);
     // The hook finds its VM by this global; the sandbox's code never sees the real globals.
     this.c.pushinteger(state, BigInt(id));
     this.c.setglobal(state, this.c.name('__rv_vm'));
     return vm;
+  }
+
+  /**
+   * Opens the standard libraries the sandbox hands out (and debug, which the runtime keeps to
+   * itself). io, os and package are never reachable from a section, and opening them is a
+   * third of a new state's cost.
+   */
+  private openLibraries(state: number): void {
+    if (this.libraries === null) {
+      this.c.openlibs(state);
+      return;
+    }
+    for (const library of this.libraries) {
+      this.c.requiref(state, library.name, library.open, 1);
+      this.c.settop(state, -2);
+    }
   }
 
   /** Forgets a closed VM. */

@@ -5,15 +5,16 @@
  * with a working `require`; lua-in-bundle.test.ts sends chunks here to check the shape
  * that is deployed. `npm run test:workers` builds it into .wrangler/test-bundle/.
  *
- * It also runs the Engine scenarios of ../engine-scenario.ts on one LuaPlatform per
- * isolate: GET /engine/tour, /engine/loop and /engine/trios?count=N answer their summaries,
- * and GET /engine/fanout?items=N&name=fanout|calls the fanout measurement of
+ * It also runs the Engine scenarios of ../engine-scenario.ts on the isolate's LuaPlatform
+ * (src/worker/lua-platform.ts, the one the run objects use): GET /engine/platform answers
+ * whether it calls the wasm exports directly; GET /engine/tour, /engine/loop and
+ * /engine/trios?count=N answer their summaries, and GET /engine/fanout?items=N&name=fanout|calls the fanout measurement of
  * bench/worker-fanout.ts (tasks-fanout.test.ts).
  */
 import { createWorkerdLuaFactory } from '../../../src/worker/lua-factory.ts'; // first: defines `location`
 import glue from 'wasmoon/dist/glue.wasm';
 import { LuaReturn, type LuaFactory } from 'wasmoon';
-import { LuaPlatform } from '../../../src/engine/lua/vm.ts';
+import { isolatePlatform } from '../../../src/worker/lua-platform.ts';
 import { runLoop, runTour, runTrios } from '../engine-scenario.ts';
 import { measureFanout } from '../../../bench/worker-fanout.ts';
 
@@ -21,26 +22,14 @@ import { measureFanout } from '../../../bench/worker-fanout.ts';
 export { RunObject } from '../../../src/worker/run-object.ts';
 
 let firstFactory: LuaFactory | undefined;
-let platform: Promise<LuaPlatform> | undefined;
-
-/** The isolate's LuaPlatform, over the isolate's factory. */
-function platformOfIsolate(): Promise<LuaPlatform> {
-  if (platform === undefined) {
-    const created = LuaPlatform.create(() => createWorkerdLuaFactory(glue));
-    platform = created;
-    // A failed creation is not kept, so that the next request reports it again.
-    created.catch(() => {
-      if (platform === created) platform = undefined;
-    });
-  }
-  return platform;
-}
 
 /** Answers an Engine scenario's summary, or the error that broke it (with its stack). */
 async function runScenario(url: URL): Promise<Response> {
   try {
-    const lua = await platformOfIsolate();
+    const lua = await isolatePlatform();
     switch (url.pathname) {
+      case '/engine/platform':
+        return Response.json({ direct: lua.direct });
       case '/engine/tour':
         return Response.json(await runTour(lua));
       case '/engine/loop':
