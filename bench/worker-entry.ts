@@ -3,7 +3,8 @@
  * the run object's Host holding the peers' W3 pieces (the in-process `grab` tool and a
  * stateless scripted model, ../shared/bench-peers/README.md), and two bench-only routes:
  * `POST /bench/evict/:id`, which drops a run object's memory so that the next answer
- * resumes the run by replay, and `GET /bench/fanout?name=fanout|calls&items=N`, which runs
+ * resumes the run by replay, `POST /bench/answer/:id/:ask_id`, which answers a W3 ask and
+ * times the resume inside the Worker, and `GET /bench/fanout?name=fanout|calls&items=N`, which runs
  * the fanout measurement of worker-fanout.ts on the isolate's own LuaPlatform (the one its
  * runs use) and answers it as JSON.
  */
@@ -55,6 +56,21 @@ const app = createApp();
 app.post('/bench/evict/:id', requireApiToken, async (c) => {
   await (runObject(c.env, c.req.param('id')) as unknown as RunObject).evict().catch(() => undefined);
   return c.json({ evicted: true });
+});
+
+/**
+ * The W3 resume without the local HTTP: the Worker answers the ask through the run object's
+ * RPC and waits for the run to end, timed in the Worker (workerd's clock moves on I/O, and
+ * both calls are I/O to the Worker). It times what the answer route does once the request
+ * has reached the Worker.
+ */
+app.post('/bench/answer/:id/:ask_id', requireApiToken, async (c) => {
+  const run = runObject(c.env, c.req.param('id'));
+  const t0 = performance.now();
+  const answered = await run.answer(c.req.param('ask_id'), 'blue', { kind: 'api' });
+  if (!answered.ok) return c.json({ error: answered.message }, 409);
+  const view = await run.settle(60_000);
+  return c.json({ ms: performance.now() - t0, view });
 });
 
 app.get('/bench/fanout', requireApiToken, async (c) => {

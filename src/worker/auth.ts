@@ -25,7 +25,7 @@ export async function credentialOf(request: Request, env: Env): Promise<Credenti
   const token = bearerToken(request);
   if (token === null) throw new ApiError(401, 'missing credentials: send `Authorization: Bearer <token>`');
   if (token === '') throw new ApiError(401, 'malformed Authorization header: it must read `Bearer <token>`');
-  if (typeof configured === 'string' && configured !== '' && (await sameSecret(token, configured))) return { kind: 'api' };
+  if (typeof configured === 'string' && configured !== '' && sameSecret(token, configured)) return { kind: 'api' };
   return { kind: 'ask-token', token };
 }
 

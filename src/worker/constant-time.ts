@@ -1,21 +1,23 @@
 /**
- * Comparing secrets without leaking where they differ: both sides are hashed with SHA-256
- * (WebCrypto), so the comparison always runs over 32 bytes whatever their lengths, and
- * every byte is compared.
+ * Comparing secrets without leaking where they differ, with WebCrypto's
+ * `crypto.subtle.timingSafeEqual` (a Workers extension): every byte is compared whatever
+ * the contents. It is synchronous, where hashing both sides first cost a few hundred
+ * microseconds of every authenticated request.
  */
 
 const encoder = new TextEncoder();
 
-/** True when `given` equals `expected`, in time that does not depend on where they differ. */
-export async function sameSecret(given: string, expected: string): Promise<boolean> {
-  const [a, b] = await Promise.all([digest(given), digest(expected)]);
-  let difference = 0;
-  for (let i = 0; i < a.length; i++) difference |= a[i]! ^ b[i]!;
-  return difference === 0;
-}
+type TimingSafeSubtle = SubtleCrypto & { timingSafeEqual(a: ArrayBufferView, b: ArrayBufferView): boolean };
 
-async function digest(text: string): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(text)));
+/** True when `given` equals `expected`, in time that does not depend on their contents. */
+export function sameSecret(given: string, expected: string): boolean {
+  const subtle = crypto.subtle as TimingSafeSubtle;
+  const a = encoder.encode(given);
+  const b = encoder.encode(expected);
+  // timingSafeEqual takes equal lengths. On a mismatch `a` is compared with itself, so the
+  // time still does not depend on the contents; only the length, which is no secret, shows.
+  if (a.length !== b.length) return !subtle.timingSafeEqual(a, a);
+  return subtle.timingSafeEqual(a, b);
 }
 
 /** A fresh unguessable token: 32 random bytes as hex. */

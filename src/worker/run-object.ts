@@ -99,7 +99,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     if (!meta) return { ok: false, status: 404, message: 'no such run' };
     const ask = this.state.ask(askId);
     if (!ask) return { ok: false, status: 404, message: `run ${meta.run_id} has no ask ${JSON.stringify(askId)}` };
-    if (credential.kind !== 'api' && !(await sameSecret(credential.token, ask.token))) {
+    if (credential.kind !== 'api' && !sameSecret(credential.token, ask.token)) {
       return { ok: false, status: 403, message: `this token does not answer ask ${askId}: an ask token answers its own ask only` };
     }
     const status = this.state.progress().status;

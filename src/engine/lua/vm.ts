@@ -151,19 +151,21 @@ async function captureExports(make: () => LuaFactory | Promise<LuaFactory>): Pro
   const wasm = WebAssembly as unknown as { instantiate: CFunction };
   const original = wasm.instantiate;
   let exports: Record<string, CFunction> | undefined;
-  wasm.instantiate = async function capture(this: unknown, ...args: unknown[]) {
+  const capture = async function (this: unknown, ...args: unknown[]) {
     const result = await Reflect.apply(original, this, args);
     const instance = result instanceof WebAssembly.Instance ? result : (result as { instance: WebAssembly.Instance }).instance;
     const found = instance?.exports as Record<string, CFunction> | undefined;
     if (found && typeof found.lua_newstate === 'function') exports ??= found;
     return result;
   };
+  wasm.instantiate = capture;
   try {
     const factory = await make();
     await factory.getLuaModule();
     return { factory, ...(exports ? { exports } : {}) };
   } finally {
-    if (wasm.instantiate === undefined || (wasm.instantiate as { name?: string }).name === 'capture') wasm.instantiate = original;
+    // Put back unless someone else replaced it meanwhile (theirs stays).
+    if (wasm.instantiate === undefined || wasm.instantiate === capture) wasm.instantiate = original;
   }
 }
 
