@@ -28,7 +28,7 @@ import { runOnHost, type HostConfig } from '../host/host.ts';
 import type { ModelDirectory } from '../host/harness.ts';
 import type { Operator } from '../host/operator.ts';
 import type { Pack } from '../host/pack.ts';
-import { parsePrompt } from '../prompt/parse.ts';
+import { parsePromptCached } from './parsed-prompts.ts';
 import { AskBroker } from './ask-broker.ts';
 import { DurableRunStore } from './durable-store.ts';
 import { isolatePlatform } from './lua-platform.ts';
@@ -56,6 +56,9 @@ export class LiveRun {
   /** True when the event loop has run since anything last changed (see `stirred`). */
   private settled = false;
   private lookAgain: ReturnType<typeof setTimeout> | null = null;
+  /** The last journal entry committed, and the last one known durable. */
+  private committed = 0;
+  private durableUpTo = 0;
 
   constructor(private readonly options: LiveRunOptions) {
     this.broker = new AskBroker(options.state, () => this.stirred());
@@ -76,7 +79,7 @@ export class LiveRun {
   private async run(): Promise<RunOutcome> {
     const { state } = this.options;
     const meta = state.meta()!;
-    const parsed = parsePrompt(state.source(), `${meta.prompt}.md`);
+    const parsed = parsePromptCached(state.source(), `${meta.prompt}.md`);
     if (!parsed.ok) throw new Error(`the run's prompt no longer parses: ${parsed.errors[0]?.message}`);
     const store = new DurableRunStore(state);
     const platform = await isolatePlatform();
@@ -94,9 +97,10 @@ export class LiveRun {
       },
       onJournal: (entry) =>
         this.track(async () => {
+          // Committed before Lua sees the answer, and durable before the next tool call or
+          // model round starts (counted()): Lua goes on meanwhile.
           const index = state.commitJournal(entry, store.changesFor(entry));
-          // Durable before Lua sees the answer: a crash after this point repeats no effect.
-          await state.durable();
+          this.committed = index;
           await this.options.journaled(index, entry);
         }),
       onEvent: (event) => {
@@ -136,9 +140,27 @@ export class LiveRun {
     }
   }
 
-  /** The Host with its tool calls and model rounds counted while in flight. */
+  /**
+   * Settles once every committed journal entry is durable. A tool call or a model round
+   * waits on it before it starts, so an effect never runs on the strength of an answer a
+   * crash could still lose: a crash repeats at most the effect in flight. Nothing else waits:
+   * the object's output gate already holds every response and event it sends out until its
+   * writes are durable, so the Engine goes on computing while the write settles.
+   */
+  private async durable(): Promise<void> {
+    if (this.durableUpTo >= this.committed) return;
+    const target = this.committed;
+    await this.options.state.durable();
+    this.durableUpTo = Math.max(this.durableUpTo, target);
+  }
+
+  /** The Host with its tool calls and model rounds counted while in flight, each started once the journal is durable. */
   private counted(host: HostConfig): HostConfig {
-    const track = <T>(work: () => Promise<T>): Promise<T> => this.track(work);
+    const track = <T>(work: () => Promise<T>): Promise<T> =>
+      this.track(async () => {
+        await this.durable();
+        return work();
+      });
     const packs = host.packs.map(
       (pack): Pack => ({
         manifest: pack.manifest,

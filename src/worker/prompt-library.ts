@@ -3,7 +3,7 @@
  * `PUT /prompts/:name`, which are validated with the same parser and stored in KV under
  * `prompts/{name}`. An uploaded prompt of the same name wins over a bundled one.
  */
-import { parsePrompt } from '../prompt/parse.ts';
+import { parsePromptCached } from './parsed-prompts.ts';
 import type { Prompt, PromptError } from '../prompt/types.ts';
 import { BUNDLED_PROMPTS } from './bundled-prompts.generated.ts';
 import { ApiError } from './http-error.ts';
@@ -54,7 +54,7 @@ export async function findPrompt(kv: KvNamespace, name: string): Promise<Deploye
 export async function listPrompts(kv: KvNamespace): Promise<PromptListing[]> {
   const byName = new Map<string, PromptListing>();
   for (const [name, source] of Object.entries(BUNDLED_PROMPTS)) {
-    const parsed = parsePrompt(source, `${name}.md`);
+    const parsed = parsePromptCached(source, `${name}.md`);
     byName.set(name, { name, description: parsed.ok ? parsed.prompt.frontmatter.description : '', origin: 'bundled', updated_at: null });
   }
   let cursor: string | undefined;
@@ -71,7 +71,7 @@ export async function listPrompts(kv: KvNamespace): Promise<PromptListing[]> {
 
 /** Parses a deployed prompt's text; a text that does not parse is a 400 that lists every error with its line. */
 export function parseDeployed(name: string, source: string): Prompt {
-  const parsed = parsePrompt(source, `${name}.md`);
+  const parsed = parsePromptCached(source, `${name}.md`);
   if (!parsed.ok) {
     const errors = parsed.errors.map(describeError);
     const first = parsed.errors[0];

@@ -148,7 +148,7 @@ export class RunState {
     return index;
   }
 
-  /** Settles when every write so far is durable (a journal entry before Lua sees its answer). */
+  /** Settles when every write so far is durable. */
   durable(): Promise<void> {
     return this.storage.sync();
   }

@@ -58,10 +58,12 @@ export class RunObject extends WorkerRunObject {
   protected override afterJournal(index: number, _entry: JournalEntry): void | Promise<void> {
     if (faultAt !== index) return;
     faultAt = null;
-    fired = true;
-    // The run stays here, its entry committed and Lua not yet answered, until the test
-    // drops the object (dropObjects), as a crash right after the commit would leave it.
-    return new Promise<void>(() => {});
+    // The run stays here, its entry committed and durable and Lua not yet answered, until
+    // the test drops the object (dropObjects), as a crash right after the commit would leave it.
+    return this.ctx.storage.sync().then(() => {
+      fired = true;
+      return new Promise<void>(() => {});
+    });
   }
 
   override async alarm(): Promise<void> {
