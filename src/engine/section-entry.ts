@@ -83,11 +83,17 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
           // A stopping chain reports no round.
           if (stopOf()) continue;
           answer = answerRound(run, spec, round.role, round.turn, reply!, round.tools);
+          const calls = fusedCalls(round, answer);
+          if (calls) {
+            const results = await performCalls(run, spec, calls);
+            if (stopOf()) continue;
+            answer.push(...results);
+          }
         } else {
           answer = toLua(effectOp, await performEffect(run, spec, effectOp, JSON.parse(String(rest[1])) as Record<string, Json>));
         }
       } else if (op === 'batch') {
-        answer = await performBatch(run, spec, rest);
+        answer = await performCalls(run, spec, batchCalls(rest));
       } else if (op === 'call') {
         answer = await callSection(run, spec, String(rest[0]), rest[1] as string);
       } else if (op === 'jump') {
@@ -195,8 +201,8 @@ function prepareRound(
   run: RunContext,
   entry: EntryState,
   rest: LuaScalar[],
-): { refusal: string } | { request: EffectRequest; role: string; turn: number; tools: Record<string, string> | null } {
-  const [, head, role, turn, tools, toolMap, from, count, ...texts] = rest;
+): { refusal: string } | PreparedRound {
+  const [, head, role, turn, tools, toolMap, fuse, from, count, ...texts] = rest;
   // The rendered list's wire names and tool ids come once, with the section's first round.
   if (typeof toolMap === 'string') entry.renderedTools = JSON.parse(toolMap) as Record<string, string>;
   // from 0: a one-off round (models.infer) over its own single record.
@@ -209,7 +215,40 @@ function prepareRound(
     role: String(role),
     turn: Number(turn),
     tools: from === 0 ? null : entry.renderedTools,
+    fuse: fuse === true,
   };
+}
+
+/** A model round ready to send: its request, and how its answer goes back to Lua. */
+interface PreparedRound {
+  request: EffectRequest;
+  role: string;
+  turn: number;
+  /** The rendered list's wire names and tool ids, for a loop round; null for a one-off round. */
+  tools: Record<string, string> | null;
+  /** Whether the reply's calls may run with the round (see fusedCalls). */
+  fuse: boolean;
+}
+
+/**
+ * The calls of a loop round's reply when they run with the round, at once: every call names a
+ * catalog tool of the rendered list, so the Lua loop would batch them all with nothing of its
+ * own in between, and the round saves a trip through Lua. null when Lua runs them itself
+ * (a local tool or a task built-in among them, a name out of scope, a failed round).
+ * `values` is what answerRound gave the round.
+ */
+function fusedCalls(round: PreparedRound, values: LuaScalar[]): BatchCall[] | null {
+  if (!round.fuse || round.tools === null || values[0] !== true) return null;
+  const count = Number(values[2]);
+  if (count === 0) return null;
+  const calls: BatchCall[] = [];
+  for (let k = 0; k < count; k++) {
+    const [id, name, argsJson] = values.slice(3 + 3 * k, 6 + 3 * k);
+    const tool = Object.hasOwn(round.tools, String(name)) ? round.tools[String(name)] : undefined;
+    if (tool === undefined) return null;
+    calls.push({ tool, name: String(name), args: JSON.parse(String(argsJson)) as Json, caller: 'model', callId: String(id), turn: round.turn });
+  }
+  return calls;
 }
 
 /**
@@ -234,7 +273,16 @@ function answerNow(run: RunContext, spec: EntrySpec, entry: EntryState, op: stri
     if ('refusal' in round) return [true, false, 'context', round.refusal];
     const answers = run.scheduler.answerNow(spec.chain, [round.request]);
     if (!answers || stopping()) return [false];
-    return [true, ...answerRound(run, spec, round.role, round.turn, answers[0]!, round.tools)];
+    const values = answerRound(run, spec, round.role, round.turn, answers[0]!, round.tools);
+    const calls = fusedCalls(round, values);
+    // The calls run with the round when the journal holds their answers too; otherwise Lua
+    // sends them as a batch of its own, which waits for them (a replay whose journal ends
+    // between the two).
+    if (calls && run.scheduler.canAnswerNow(spec.chain, calls.length)) {
+      const results = run.scheduler.answerNow(spec.chain, calls.map((call) => toolRequest(run, spec, call)));
+      if (results && !stopping()) values.push(...finishBatch(run, spec, calls, results));
+    }
+    return [true, ...values];
   }
   const request = toRequest(effectOp, JSON.parse(String(rest[1])) as Record<string, Json>);
   if ('problem' in request) return [true, false, 'lua', request.problem];
@@ -521,8 +569,8 @@ function toolRequest(run: RunContext, spec: EntrySpec, call: BatchCall): EffectR
  * A tool-call batch: the calls start together, in call order, and answer in call order.
  * `flat` holds the count, then (tool, name, args JSON, caller, call id, turn) per call.
  */
-async function performBatch(run: RunContext, spec: EntrySpec, flat: LuaScalar[]): Promise<LuaScalar[]> {
-  const calls = batchCalls(flat);
+/** Performs a batch of tool calls together; answers each call's values for Lua, in call order. */
+async function performCalls(run: RunContext, spec: EntrySpec, calls: BatchCall[]): Promise<LuaScalar[]> {
   const answers = await run.scheduler.park(
     spec.chain,
     calls.map((call): ParkedEffect => ({ request: toolRequest(run, spec, call), section: spec.section.name })),

@@ -161,7 +161,7 @@ local function model_round(role, config_json, question, rendered)
   local answer
   if question then
     local text = '{"content":' .. quote(question) .. ',"role":"user"}'
-    answer = table.pack(R.effect_values('model.round', head, role, turn, 'null', nil, 0, 1, text))
+    answer = table.pack(R.effect_values('model.round', head, role, turn, 'null', nil, false, 0, 1, text))
   else
     local from, texts, n = conversation_changes()
     local map = nil
@@ -173,14 +173,31 @@ local function model_round(role, config_json, question, rendered)
       end
       map = '{' .. table_concat(names, ',') .. '}'
     end
-    answer = table.pack(R.effect_values('model.round', head, role, turn, tools_json(rendered), map, from, n, table.unpack(texts, 1, n)))
+    -- The driver may run the reply's calls with the round (see below); not while a prelude
+    -- loads, where a tool call is refused.
+    local fuse = not R.loading_prelude
+    answer = table.pack(R.effect_values('model.round', head, role, turn, tools_json(rendered), map, fuse, from, n, table.unpack(texts, 1, n)))
   end
+  local n = answer[2]
   local calls = {}
-  for k = 1, answer[2] do
+  for k = 1, n do
     local at = 2 + (k - 1) * 3
     calls[k] = { id = answer[at + 1], name = answer[at + 2], arguments_json = answer[at + 3] }
   end
-  return { content = answer[1], tool_calls = calls, record = answer[3 + answer[2] * 3] }, turn
+  local reply = { content = answer[1], tool_calls = calls, record = answer[3 + n * 3] }
+  -- When every call names a catalog tool of the rendered list, the loop would batch them all
+  -- with nothing of its own in between; the driver then runs them with the round and sends
+  -- each call's text and record after the reply's (the events are the same either way).
+  local at = 3 + n * 3
+  if answer.n > at then
+    local results, records = {}, {}
+    for k = 1, n do
+      results[k] = answer[at + 3 * k - 1]
+      records[k] = answer[at + 3 * k]
+    end
+    reply.results, reply.records = results, records
+  end
+  return reply, turn
 end
 R.model_round_raw = model_round
 model_round = send_round
@@ -373,8 +390,13 @@ local function loop(role, config_json)
       push_record({ role = 'assistant', content = reply.content }, reply.record)
       return reply.content
     end
-    gate(calls, rendered, turn)
-    local results, records = run_calls(calls, rendered, turn)
+    local results, records = reply.results, reply.records
+    if results then
+      for _, call in ipairs(calls) do R.count_call(rendered.by_name[call.name].tool) end
+    else
+      gate(calls, rendered, turn)
+      results, records = run_calls(calls, rendered, turn)
+    end
     local record_calls = {}
     for i, call in ipairs(calls) do
       record_calls[i] = setmetatable({ id = call.id, name = call.name }, CallMT)

@@ -1,0 +1,104 @@
+/**
+ * A tool loop's catalog calls run with their round when every call of the reply names a
+ * catalog tool ("Tool-call batches": the catalog calls of a reply run together, their
+ * answers in call order); a reply with a local tool among its calls goes through the Lua
+ * loop. Either way the run reports the same events, and a replay resumes from any point of
+ * its journal, the point between a round and its calls included, to the same result and
+ * events, performing only what the journal lacks.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { LuaPlatform } from '../../src/engine/lua/vm.ts';
+import { runOnHost, type HostConfig } from '../../src/host/host.ts';
+import type { Pack } from '../../src/host/pack.ts';
+import type { ModelProvider } from '../../src/models/provider.ts';
+import { lua, newPlatform, resultOf } from './helpers.ts';
+
+let platform: LuaPlatform;
+beforeAll(async () => {
+  platform = await newPlatform();
+});
+
+/** A Pack whose one tool echoes its value and notes each call it performs. */
+function grabPack(performed: string[]): Pack {
+  return {
+    manifest: {
+      fqName: 'test/grab',
+      description: 'Grab values',
+      tools: [{ id: 'grab/grab', description: 'Grab a value', parameters: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] }, output: 'plain', trusted: true }],
+    },
+    call: async (_tool, args) => {
+      performed.push(String(args.value));
+      return { ok: true, output: `grabbed ${String(args.value)}` };
+    },
+  };
+}
+
+/**
+ * A stateless model, deciding from the tool results it is sent: two catalog calls, then a
+ * local call beside a catalog one, then its final reply.
+ */
+const model: ModelProvider = {
+  async round(request) {
+    const results = request.messages.filter((message) => message.role === 'tool').length;
+    const grab = (id: string, value: string) => ({ id, name: 'grab_grab', arguments: { value } });
+    if (results === 0) return { ok: true, reply: { content: '', tool_calls: [grab('c1', 'a'), grab('c2', 'b')] } };
+    if (results === 2) return { ok: true, reply: { content: '', tool_calls: [{ id: 'c3', name: 'shout', arguments: { text: 'hey' } }, grab('c4', 'c')] } };
+    return { ok: true, reply: { content: 'done', tool_calls: [] } };
+  },
+};
+
+const loop = lua(
+  [
+    "models.use('writer')",
+    'tools.offer(tools.required())',
+    "tools.offer_local('shout', 'Shout a text', { text = 'string' }, function(args) return args.text:upper() end)",
+    "messages:user('Go.')",
+    'local reply = models.loop()',
+    "local seen = {}",
+    "for i, m in ipairs(messages) do seen[i] = m.role .. ':' .. (m.content or '') end",
+    "return reply .. ' | ' .. table.concat(seen, ' / ') .. ' | ' .. tools.calls['grab/grab'] .. ' ' .. tools.calls.shout",
+  ].join('\n'),
+  'uses: [test/grab]\nmodels:\n  writer: {}\n',
+);
+
+const host = (performed: string[]): HostConfig => ({
+  packs: [grabPack(performed)],
+  operator: { ask: async () => ({ ok: false, message: 'no operator here' }) },
+  models: { provider: () => model },
+});
+
+describe('a tool loop with catalog calls and a local one', () => {
+  it('runs both rounds of calls to the same conversation, counts and events', async () => {
+    const performed: string[] = [];
+    const outcome = await runOnHost(platform, host(performed), { prompt: loop });
+    expect(resultOf(outcome)).toBe(
+      'done | user:Go. / assistant: / tool:grabbed a / tool:grabbed b / assistant: / tool:HEY / tool:grabbed c / assistant:done | 3 1',
+    );
+    expect(performed).toEqual(['a', 'b', 'c']);
+    const calls = outcome.events.filter((event) => ['model_turn_completed', 'assistant_tool_calls', 'tool_call_succeeded', 'tool_result'].includes(event.type));
+    expect(calls.map((event) => `${event.type}@${event.turn}:${String((event as { tool_call_id?: string }).tool_call_id ?? '')}`)).toEqual([
+      'model_turn_completed@1:', 'assistant_tool_calls@1:',
+      'tool_call_succeeded@1:c1', 'tool_result@1:c1', 'tool_call_succeeded@1:c2', 'tool_result@1:c2',
+      'model_turn_completed@2:', 'assistant_tool_calls@2:',
+      'tool_call_succeeded@2:c3', 'tool_result@2:c3', 'tool_call_succeeded@2:c4', 'tool_result@2:c4',
+      'model_turn_completed@3:',
+    ]);
+  });
+
+  it('resumes from every prefix of its journal to the same result and events, performing only what the prefix lacks', async () => {
+    const first = await runOnHost(platform, host([]), { prompt: loop });
+    const journal = first.journal;
+    // Three rounds and three catalog calls: the cut after entry 1 falls between the first
+    // round and its two calls, and after entry 2 between those two calls.
+    expect(journal.map((entry) => entry.request.op)).toEqual(['model.round', 'tool.call', 'tool.call', 'model.round', 'tool.call', 'model.round']);
+    for (let cut = 0; cut <= journal.length; cut++) {
+      const performed: string[] = [];
+      const resumed = await runOnHost(platform, host(performed), { prompt: loop, journal: journal.slice(0, cut) });
+      expect(resultOf(resumed), `cut ${cut}`).toBe(resultOf(first));
+      expect(resumed.events, `cut ${cut}`).toEqual(first.events);
+      expect(resumed.journal, `cut ${cut}`).toEqual(journal);
+      const grabbed = journal.slice(cut).flatMap((entry) => (entry.request.op === 'tool.call' ? [String((entry.request.args as { value: string }).value)] : []));
+      expect(performed, `cut ${cut}`).toEqual(grabbed);
+    }
+  });
+});
