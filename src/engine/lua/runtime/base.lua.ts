@@ -132,23 +132,14 @@ function R.effect(op, payload)
   R.raise(a, b)
 end
 
---- A packed list without its first value (nils inside kept, so table.remove will not do).
-function R.shift(packed)
-  local out = { n = packed.n - 1 }
-  for i = 2, packed.n do out[i - 1] = packed[i] end
-  return out
-end
-
---- Performs an effect and returns every value of its answer (a model round answers several).
-function R.effect_values(op, payload, ...)
-  local answer = leaves.answerable(1) and table.pack(leaves.answered('effect', op, payload, ...)) or { false }
-  if answer[1] then
-    answer = R.shift(answer)
-  else
-    answer = table.pack(raw_yield(R.MARK, 'effect', op, payload, ...))
-  end
-  if answer[1] then return table.unpack(answer, 2, answer.n) end
-  R.raise(answer[2], answer[3])
+--- Performs an effect whose answer has several values (a model round's); returns them packed,
+--- and the index of the first (the packed list is the one the answer came in: no copy).
+function R.effect_packed(op, payload, ...)
+  local answer, base = nil, 1
+  if leaves.answerable(1) then answer = table.pack(leaves.answered('effect', op, payload, ...)) end
+  if not (answer and answer[1]) then answer, base = table.pack(raw_yield(R.MARK, 'effect', op, payload, ...)), 0 end
+  if answer[base + 1] then return answer, base + 2 end
+  R.raise(answer[base + 2], answer[base + 3])
 end
 
 --- Calls catalog tools at once (a tool-call batch): each call is {tool, name, args_json,
@@ -163,14 +154,14 @@ function R.batch(calls)
       c.tool, c.name, c.args_json, c.caller, c.call_id, c.turn
     n = n + 6
   end
-  local answers = leaves.answerable(#calls) and table.pack(leaves.answered('batch', #calls, table.unpack(flat, 1, n))) or { false }
-  if answers[1] then
-    answers = R.shift(answers)
-  else
-    answers = table.pack(raw_yield(R.MARK, 'batch', #calls, table.unpack(flat, 1, n)))
-  end
+  local answers, base = nil, 1
+  if leaves.answerable(#calls) then answers = table.pack(leaves.answered('batch', #calls, table.unpack(flat, 1, n))) end
+  if not (answers and answers[1]) then answers, base = table.pack(raw_yield(R.MARK, 'batch', #calls, table.unpack(flat, 1, n))), 0 end
   local out = {}
-  for k = 1, #calls do out[k] = { ok = answers[3 * k - 2], text = answers[3 * k - 1], record = answers[3 * k] } end
+  for k = 1, #calls do
+    local at = base + 3 * k
+    out[k] = { ok = answers[at - 2], text = answers[at - 1], record = answers[at] }
+  end
   return out
 end
 

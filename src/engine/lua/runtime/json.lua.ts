@@ -20,7 +20,7 @@ local rawget, rawlen, getmetatable = rawget, rawlen, getmetatable
 
 local arrays = setmetatable({}, { __mode = 'k' })  -- tables marked with json.array()
 M.arrays = arrays
-M.views = setmetatable({}, { __mode = 'k' })       -- var views: table -> function returning JSON text
+M.views = setmetatable({}, { __mode = 'k' })       -- var views: table -> function(table) returning JSON text
 
 local escapes = { ['"'] = '\\"', ['\\'] = '\\\\', ['\b'] = '\\b', ['\f'] = '\\f',
   ['\n'] = '\\n', ['\r'] = '\\r', ['\t'] = '\\t' }
@@ -78,7 +78,7 @@ encode_value = function(v, path, seen, out)
   if t == 'nil' or v == R.null then out[#out + 1] = 'null'; return true end
   if t ~= 'table' then return false, path_text(path) .. ' is a ' .. t .. ', which has no JSON form' end
   local view = M.views[v]
-  if view then out[#out + 1] = view(); return true end
+  if view then out[#out + 1] = view(v); return true end
   if seen[v] then return false, path_text(path) .. ' contains itself' end
   seen[v] = true
   local n, strings, badtype, count = table_shape(v)

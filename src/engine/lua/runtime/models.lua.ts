@@ -19,6 +19,8 @@ local quote = json.encode_string
 
 local record_data = setmetatable({}, { __mode = 'k' })
 local record_text = setmetatable({}, { __mode = 'k' })
+--- A record's JSON form, for json.encode: the text made when it was added.
+local function record_json(record) return record_text[record] end
 local RecordMT = {
   __index = function(r, k) return record_data[r][k] end,
   __newindex = function(_, k)
@@ -47,7 +49,7 @@ local function as_record(v, index)
   local record = setmetatable({}, RecordMT)
   record_data[record] = data
   record_text[record] = text
-  json.views[record] = function() return text end
+  json.views[record] = record_json
   return record
 end
 
@@ -100,7 +102,7 @@ local function push_record(data, text)
   local record = setmetatable({}, RecordMT)
   record_data[record] = data
   record_text[record] = text
-  json.views[record] = function() return text end
+  json.views[record] = record_json
   local k = #items + 1
   items[k] = record
   if k < dirty then dirty = k end
@@ -158,10 +160,10 @@ local function model_round(role, config_json, question, rendered)
   R.round = R.round + 1
   local turn = R.round
   local head = '{"config":' .. config_json .. ',"role":' .. quote(role) .. ',"turn":' .. turn .. '}'
-  local answer
+  local answer, base
   if question then
     local text = '{"content":' .. quote(question) .. ',"role":"user"}'
-    answer = table.pack(R.effect_values('model.round', head, role, turn, 'null', nil, false, 0, 1, text))
+    answer, base = R.effect_packed('model.round', head, role, turn, 'null', nil, false, 0, 1, text)
   else
     local from, texts, n = conversation_changes()
     local map = nil
@@ -176,19 +178,22 @@ local function model_round(role, config_json, question, rendered)
     -- The driver may run the reply's calls with the round (see below); not while a prelude
     -- loads, where a tool call is refused.
     local fuse = not R.loading_prelude
-    answer = table.pack(R.effect_values('model.round', head, role, turn, tools_json(rendered), map, fuse, from, n, table.unpack(texts, 1, n)))
+    answer, base = R.effect_packed('model.round', head, role, turn, tools_json(rendered), map, fuse, from, n, table.unpack(texts, 1, n))
   end
-  local n = answer[2]
+  -- The answer's values from answer[base]: content, the number of calls, each call's id, name
+  -- and arguments, the assistant record.
+  base = base - 1
+  local n = answer[base + 2]
   local calls = {}
   for k = 1, n do
-    local at = 2 + (k - 1) * 3
+    local at = base + 2 + (k - 1) * 3
     calls[k] = { id = answer[at + 1], name = answer[at + 2], arguments_json = answer[at + 3] }
   end
-  local reply = { content = answer[1], tool_calls = calls, record = answer[3 + n * 3] }
+  local reply = { content = answer[base + 1], tool_calls = calls, record = answer[base + 3 + n * 3] }
   -- When every call names a catalog tool of the rendered list, the loop would batch them all
   -- with nothing of its own in between; the driver then runs them with the round and sends
   -- each call's text and record after the reply's (the events are the same either way).
-  local at = 3 + n * 3
+  local at = base + 3 + n * 3
   if answer.n > at then
     local results, records = {}, {}
     for k = 1, n do
