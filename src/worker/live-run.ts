@@ -106,8 +106,9 @@ export class LiveRun {
       onEvent: (event) => {
         // A cancelled task asks no more: its pending asks (and its own tasks') close.
         if (event.type === 'task_cancelled') this.broker.closeAsksOf(event.task);
-        const { seq, ...fields } = event;
-        state.appendEvent(fields, seq);
+        // Stored under the stream's own seq (appendEvent numbers it); a replay's regenerated
+        // events are skipped there before anything is copied.
+        state.appendEvent(event, event.seq);
       },
     });
   }
