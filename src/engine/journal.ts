@@ -72,8 +72,6 @@ export function sameJson(a: unknown, b: unknown): boolean {
   return count === 0;
 }
 
-const keyOf = (chain: string, seq: number) => `${chain}#${seq}`;
-
 /**
  * A 64-bit FNV-1a digest of a text, in hex: a fingerprint for noticing a replay that asks for
  * something else, not a defence against anyone forging one.
@@ -96,7 +94,9 @@ export function digestText(text: string): string {
  * under the chain `scheduler`.
  */
 export class EffectRunner {
-  private readonly recorded = new Map<string, JournalEntry>();
+  /** The journal to replay: each chain's entries, indexed by sequence number. */
+  private readonly recorded = new Map<string, JournalEntry[]>();
+  private recordedCount = 0;
   private readonly nextSeq = new Map<string, number>();
   private readonly entries: JournalEntry[] = [];
   private replayedCount = 0;
@@ -107,7 +107,16 @@ export class EffectRunner {
     replay: readonly JournalEntry[],
     private readonly onJournal?: (entry: JournalEntry) => void | Promise<void>,
   ) {
-    for (const entry of replay) this.recorded.set(keyOf(entry.chain, entry.seq), entry);
+    for (const entry of replay) {
+      let chain = this.recorded.get(entry.chain);
+      if (!chain) this.recorded.set(entry.chain, (chain = []));
+      if (chain[entry.seq] === undefined) this.recordedCount++;
+      chain[entry.seq] = entry;
+    }
+  }
+
+  private recordedAt(chain: string, seq: number): JournalEntry | undefined {
+    return this.recorded.get(chain)?.[seq];
   }
 
   /**
@@ -117,7 +126,7 @@ export class EffectRunner {
   claim(chain: string, request: EffectRequest): { seq: number; answer?: EffectAnswer } {
     const seq = (this.nextSeq.get(chain) ?? 0) + 1;
     this.nextSeq.set(chain, seq);
-    const recorded = this.recorded.get(keyOf(chain, seq));
+    const recorded = this.recordedAt(chain, seq);
     if (!recorded) return { seq };
     if (!sameJson(recorded.request, request)) {
       throw new DeterminismViolation(
@@ -139,7 +148,7 @@ export class EffectRunner {
 
   /** The chains the journal says scheduler step `step` released, consumed; undefined when it has no record of it. */
   takeStep(step: number): string[] | undefined {
-    const recorded = this.recorded.get(keyOf(SCHEDULER_CHAIN, step));
+    const recorded = this.recordedAt(SCHEDULER_CHAIN, step);
     if (!recorded) return undefined;
     this.replayedCount++;
     this.entries.push(recorded);
@@ -149,13 +158,15 @@ export class EffectRunner {
   /** Whether the journal holds answers for the next `count` effects of `chain`. */
   holds(chain: string, count: number): boolean {
     const next = (this.nextSeq.get(chain) ?? 0) + 1;
-    for (let seq = next; seq < next + count; seq++) if (!this.recorded.has(keyOf(chain, seq))) return false;
+    const recorded = this.recorded.get(chain);
+    if (!recorded) return count <= 0;
+    for (let seq = next; seq < next + count; seq++) if (recorded[seq] === undefined) return false;
     return true;
   }
 
   /** Whether the journal holds a record of scheduler step `step` (without taking it). */
   hasStep(step: number): boolean {
-    return this.recorded.has(keyOf(SCHEDULER_CHAIN, step));
+    return this.recordedAt(SCHEDULER_CHAIN, step) !== undefined;
   }
 
   /** Journals the chains scheduler step `step` released. */
@@ -170,7 +181,7 @@ export class EffectRunner {
 
   /** Journaled effects the run never asked for (a replay that ended early). */
   unconsumed(): number {
-    return this.recorded.size - this.replayedCount;
+    return this.recordedCount - this.replayedCount;
   }
 
   /** Journals nothing more: answers that land after the run ended are dropped. */
