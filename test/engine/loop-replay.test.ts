@@ -102,3 +102,42 @@ describe('a tool loop with catalog calls and a local one', () => {
     }
   });
 });
+
+describe('a reply with hundreds of tool calls', () => {
+  /** A model whose first reply calls `count` tools (a local `shout` first when `local`), then ends. */
+  const wide = (count: number, local: boolean): ModelProvider => ({
+    async round(request) {
+      if (request.messages.some((message) => message.role === 'tool')) return { ok: true, reply: { content: 'done', tool_calls: [] } };
+      const calls = Array.from({ length: count }, (_, k) => ({ id: `c${k}`, name: 'grab_grab', arguments: { value: `v${k}` } }));
+      if (local) calls[0] = { id: 'c0', name: 'shout', arguments: { text: 'hey' } } as never;
+      return { ok: true, reply: { content: '', tool_calls: calls } };
+    },
+  });
+  const widePrompt = lua(
+    [
+      "models.use('writer')",
+      'tools.offer(tools.required())',
+      "tools.offer_local('shout', 'Shout a text', { text = 'string' }, function(args) return args.text:upper() end)",
+      "messages:user('Go.')",
+      'local reply = models.loop()',
+      "return reply .. ' ' .. #messages .. ' ' .. messages[3].content .. ' ' .. messages[#messages - 1].content",
+    ].join('\n'),
+    'uses: [test/grab]\nmodels:\n  writer: {}\n',
+  );
+
+  // Each call's values cross into Lua at once: far more than the 20 stack slots a C function
+  // may use unasked, which once wrote past the Lua stack.
+  for (const local of [false, true]) {
+    it(`runs all 300 calls, live and on replay${local ? ', with a local tool among them' : ''}`, async () => {
+      const performed: string[] = [];
+      const config = { ...host(performed), models: { provider: () => wide(300, local) } };
+      const live = await runOnHost(platform, config, { prompt: widePrompt });
+      expect(resultOf(live)).toBe(`done 303 ${local ? 'HEY' : 'grabbed v0'} grabbed v299`);
+      expect(performed).toHaveLength(local ? 299 : 300);
+      const replayed = await runOnHost(platform, config, { prompt: widePrompt, journal: live.journal });
+      expect(resultOf(replayed)).toBe(resultOf(live));
+      expect(replayed.events).toEqual(live.events);
+      expect(performed).toHaveLength(local ? 299 : 300);
+    });
+  }
+});

@@ -84,7 +84,7 @@ class CApi {
   readonly openlibs: CFunction; readonly close: CFunction; readonly error: CFunction;
   readonly malloc: CFunction; readonly free: CFunction; readonly realloc: CFunction;
   readonly sethook: CFunction; readonly yieldk: CFunction; readonly isyieldable: CFunction;
-  readonly tothread: CFunction; readonly requiref: CFunction;
+  readonly tothread: CFunction; readonly requiref: CFunction; readonly checkstack: CFunction;
   private readonly names = new Map<string, number>();
 
   constructor(readonly lua: LuaWasm, exports: Record<string, CFunction> | undefined) {
@@ -103,7 +103,7 @@ class CApi {
     this.close = c('lua_close'); this.error = c('lua_error'); this.malloc = c('malloc'); this.free = c('free');
     this.realloc = c('realloc'); this.sethook = c('lua_sethook'); this.yieldk = c('lua_yieldk');
     this.isyieldable = c('lua_isyieldable'); this.tothread = c('lua_tothread');
-    this.requiref = c('luaL_requiref');
+    this.requiref = c('luaL_requiref'); this.checkstack = c('lua_checkstack');
   }
 
   /** A NUL-terminated copy of a constant name, made once and kept. */
@@ -347,6 +347,12 @@ export class LuaPlatform {
     if (vm?.halting) c.sethook(state, this.hook, LUA_MASKCOUNT, 1);
     if (result === undefined) return 0;
     const values = Array.isArray(result) ? result : [result];
+    // A C function may push only LUA_MINSTACK (20) values unasked; a model round with many
+    // tool calls answers far more, which would write past the stack.
+    if (!c.checkstack(state, values.length)) {
+      pushScalar(this, state, `internal error in the Engine: an answer of ${values.length} values does not fit a Lua stack`);
+      return c.error(state);
+    }
     for (const value of values) pushScalar(this, state, value);
     return values.length;
   }
@@ -511,6 +517,7 @@ export class LuaVm {
     const base = c.gettop(state);
     const status = c.loadbufferx(state, pointer, size, c.name(`=${chunk.name}`), c.name('b'));
     if (status !== LUA_OK) throw new Error(`loading ${chunk.name}: ${readScalar(platform, state, -1)}`);
+    ensureStack(platform, state, args.length);
     for (const arg of args) pushScalar(platform, state, arg);
     const called = c.pcallk(state, args.length, -1, 0, 0, 0);
     if (called !== LUA_OK) {
@@ -571,6 +578,7 @@ export class LuaThread {
     const platform = this.platform;
     const c = platform.c;
     const state = this.state;
+    ensureStack(platform, state, args.length);
     for (const arg of args) pushScalar(platform, state, arg);
     const result = c.resume(state, 0, args.length, platform.countWord);
     const count = platform.lua.module.HEAP32[platform.countWord >> 2]!;
@@ -584,6 +592,11 @@ export class LuaThread {
     c.settop(state, 0);
     return { status: 'error', message };
   }
+}
+
+/** Makes room for `count` more values on a Lua stack (beyond the 20 the C API guarantees). */
+function ensureStack(platform: LuaPlatform, state: number, count: number): void {
+  if (!platform.c.checkstack(state, count)) throw new Error(`${count} values do not fit a Lua stack`);
 }
 
 function pushScalar(platform: LuaPlatform, state: number, value: LuaScalar): void {
