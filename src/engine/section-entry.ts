@@ -342,15 +342,13 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: Entry
       spec.callArgs ?? null,
       JSON.stringify(run.args),
       spec.item ?? null,
-      JSON.stringify({
-        run_id: run.runId,
-        execution: run.runId,
-        section_name: spec.section.name,
-        task_id: spec.chain,
-        prompt_name: run.prompt.frontmatter.name,
-        prompt_title: run.prompt.title,
-        prompt_description: run.prompt.frontmatter.description,
-      }),
+      // The run's facts (sys, prompt), as plain values: main.lua names them.
+      run.runId,
+      spec.section.name,
+      spec.chain,
+      run.prompt.frontmatter.name,
+      run.prompt.title,
+      run.prompt.frontmatter.description,
     ],
     block: (name, index) => {
       const blocks = blocksOf(name);
@@ -611,14 +609,17 @@ function addUsage(run: RunContext, usage: Json): void {
   }
 }
 
-function catalogLeaf(run: RunContext, id: LuaScalar): string {
+function catalogLeaf(run: RunContext, id: LuaScalar): LuaScalar | LuaScalar[] {
   if (id === null) {
+    // Plain values, each list as its length and then its items' fields (tools.lua reads them).
     const { packs, unavailable, tools } = run.catalog;
-    return JSON.stringify({
-      packs: packs.map((pack) => ({ id: pack.id, declared: pack.declared })),
-      unavailable,
-      tools: tools.map((tool) => ({ id: tool.id, description: tool.description, pack: tool.pack, wire: tool.wire, output: tool.output, trusted: tool.trusted })),
-    });
+    const values: LuaScalar[] = [packs.length];
+    for (const pack of packs) values.push(pack.id, pack.declared);
+    values.push(unavailable.length);
+    for (const entry of unavailable) values.push(entry.id, entry.reason);
+    values.push(tools.length);
+    for (const tool of tools) values.push(tool.id, tool.description, tool.pack, tool.wire, tool.output, tool.trusted);
+    return values;
   }
   const key = String(id);
   if (key.startsWith('builtin:')) {

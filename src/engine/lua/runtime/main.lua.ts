@@ -7,7 +7,8 @@ local R, sandbox, state, walk = ...
 local L = R.leaves
 local json = R.json
 
-local kind, name, prologue, epilogue, has_prose, args_text, run_args_text, item_text, facts_text = L.entry()
+local kind, name, prologue, epilogue, has_prose, args_text, run_args_text, item_text,
+  run_id, section_name, task_id, prompt_name, prompt_title, prompt_description = L.entry()
 local entry = {
   kind = kind, name = name, prologue = prologue, epilogue = epilogue, has_prose = has_prose,
   args = args_text and json.decode(args_text) or { n = 0 },
@@ -28,7 +29,10 @@ env.store = state.store()
 env.log = state.log
 env.untrusted = state.untrusted
 env.args = json.decode(run_args_text)
-local facts = json.decode(facts_text)
+local facts = {
+  run_id = run_id, execution = run_id, section_name = section_name, task_id = task_id,
+  prompt_name = prompt_name, prompt_title = prompt_title, prompt_description = prompt_description,
+}
 env.sys = state.sys(facts)
 walk.install(env, entry)
 

@@ -65,16 +65,33 @@ local PackMT = {
 
 local function load_catalog()
   if catalog then return catalog end
-  catalog = json.decode(L.catalog())
+  -- The leaf answers plain values, not JSON: decoding JSON in Lua costs more than the rest of
+  -- this function. Each list comes as its length, then its items' fields in order.
+  local v = table.pack(L.catalog())
+  local at = 1
+  catalog = { packs = {}, unavailable = {}, tools = {} }
+  for k = 1, v[at] do
+    catalog.packs[k] = { id = v[at + 1], declared = v[at + 2] }
+    at = at + 2
+  end
+  at = at + 1
+  for k = 1, v[at] do
+    catalog.unavailable[k] = { id = v[at + 1], reason = v[at + 2] }
+    at = at + 2
+  end
+  at = at + 1
+  for k = 1, v[at] do
+    -- wire is nil for a tool the run left out of its offering.
+    catalog.tools[k] = { id = v[at + 1], description = v[at + 2], pack = v[at + 3], wire = v[at + 4], output = v[at + 5], trusted = v[at + 6] }
+    at = at + 6
+  end
   catalog.by_id, catalog.by_wire, catalog.unavailable_by_id, catalog.packs_by_id = {}, {}, {}, {}
   catalog.offering = {}
   for _, t in ipairs(catalog.tools) do
     catalog.by_id[t.id] = t
-    if t.wire ~= R.null then
+    if t.wire ~= nil then
       catalog.by_wire[t.wire] = t
       catalog.offering[#catalog.offering + 1] = t
-    else
-      t.wire = nil
     end
   end
   for _, u in ipairs(catalog.unavailable) do catalog.unavailable_by_id[u.id] = u.reason end
