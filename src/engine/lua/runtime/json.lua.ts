@@ -136,6 +136,9 @@ local function decode_error(text, pos, what)
 end
 
 local function skip(text, pos)
+  -- Compact JSON (every text the Engine makes) has nothing to skip: a byte test is enough.
+  local b = string_byte(text, pos)
+  if b ~= 32 and b ~= 9 and b ~= 10 and b ~= 13 then return pos end
   local _, e = string_find(text, '^[ \t\r\n]*', pos)
   return e + 1
 end
@@ -145,7 +148,9 @@ local function codepoint_to_utf8(cp)
 end
 
 local function decode_string(text, pos)
-  -- pos points at the opening quote
+  -- pos points at the opening quote. Most strings have no escape: one find reaches the end.
+  local close = string_find(text, '["\\%c]', pos + 1)
+  if close and string_byte(text, close) == 34 then return string_sub(text, pos + 1, close - 1), close + 1 end
   local parts, i = {}, pos + 1
   while true do
     local s, e = string_find(text, '["\\%c]', i)
@@ -193,32 +198,33 @@ end
 decode_value = function(text, pos, depth)
   if depth > 200 then decode_error(text, pos, 'nesting too deep') end
   pos = skip(text, pos)
-  local c = string_sub(text, pos, pos)
-  if c == '{' then
+  -- Bytes: { 123, } 125, [ 91, ] 93, " 34, : 58, , 44, t 116, f 102, n 110.
+  local b = string_byte(text, pos)
+  if b == 123 then
     local obj = {}
     pos = skip(text, pos + 1)
-    if string_sub(text, pos, pos) == '}' then return obj, pos + 1 end
+    if string_byte(text, pos) == 125 then return obj, pos + 1 end
     while true do
       pos = skip(text, pos)
-      if string_sub(text, pos, pos) ~= '"' then decode_error(text, pos, 'expected a string key') end
+      if string_byte(text, pos) ~= 34 then decode_error(text, pos, 'expected a string key') end
       local key
       key, pos = decode_string(text, pos)
       pos = skip(text, pos)
-      if string_sub(text, pos, pos) ~= ':' then decode_error(text, pos, "expected ':'") end
+      if string_byte(text, pos) ~= 58 then decode_error(text, pos, "expected ':'") end
       local value
       value, pos = decode_value(text, pos + 1, depth + 1)
       obj[key] = value
       pos = skip(text, pos)
-      local d = string_sub(text, pos, pos)
-      if d == '}' then return obj, pos + 1 end
-      if d ~= ',' then decode_error(text, pos, "expected ',' or '}'") end
+      local d = string_byte(text, pos)
+      if d == 125 then return obj, pos + 1 end
+      if d ~= 44 then decode_error(text, pos, "expected ',' or '}'") end
       pos = pos + 1
     end
-  elseif c == '[' then
+  elseif b == 91 then
     local arr = {}
     arrays[arr] = true
     pos = skip(text, pos + 1)
-    if string_sub(text, pos, pos) == ']' then return arr, pos + 1 end
+    if string_byte(text, pos) == 93 then return arr, pos + 1 end
     local n = 0
     while true do
       local value
@@ -226,17 +232,17 @@ decode_value = function(text, pos, depth)
       n = n + 1
       arr[n] = value
       pos = skip(text, pos)
-      local d = string_sub(text, pos, pos)
-      if d == ']' then return arr, pos + 1 end
-      if d ~= ',' then decode_error(text, pos, "expected ',' or ']'") end
+      local d = string_byte(text, pos)
+      if d == 93 then return arr, pos + 1 end
+      if d ~= 44 then decode_error(text, pos, "expected ',' or ']'") end
       pos = pos + 1
     end
-  elseif c == '"' then
+  elseif b == 34 then
     return decode_string(text, pos)
-  elseif string_sub(text, pos, pos + 3) == 'true' then return true, pos + 4
-  elseif string_sub(text, pos, pos + 4) == 'false' then return false, pos + 5
-  elseif string_sub(text, pos, pos + 3) == 'null' then return R.null, pos + 4
-  elseif c == '' then decode_error(text, pos, 'unexpected end of text')
+  elseif b == 116 and string_sub(text, pos, pos + 3) == 'true' then return true, pos + 4
+  elseif b == 102 and string_sub(text, pos, pos + 4) == 'false' then return false, pos + 5
+  elseif b == 110 and string_sub(text, pos, pos + 3) == 'null' then return R.null, pos + 4
+  elseif b == nil then decode_error(text, pos, 'unexpected end of text')
   end
   return decode_number(text, pos)
 end
