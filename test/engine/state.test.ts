@@ -108,6 +108,19 @@ describe('json', () => {
   });
 });
 
+describe('args and argv', () => {
+  it('hold the run\'s arguments as two tables of their own, arrays and null kept in each', async () => {
+    const outcome = await run(
+      platform,
+      lua(`args.list[1] = 'changed'\nargs.extra = 1\nreturn json.encode(args) .. ' ' .. json.encode(argv) .. ' ' .. tostring(argv.none == json.null)`),
+      { args: { list: ['a', 'b'], empty: [], none: null, n: 2 } },
+    );
+    expect(resultOf(outcome)).toBe(
+      '{"empty":[],"extra":1,"list":["changed","b"],"n":2,"none":null} {"empty":[],"list":["a","b"],"n":2,"none":null} true',
+    );
+  });
+});
+
 describe('untrusted', () => {
   it('wraps text in the run\'s envelope with the nonce', async () => {
     const text = await value(`return untrusted('hello')`);

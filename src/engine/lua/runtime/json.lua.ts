@@ -256,6 +256,16 @@ function M.decode(text)
   return value
 end
 
+--- A deep copy of a decoded value, arrays marked as decoding the same text again would mark
+--- them: several times cheaper than decoding it again.
+function M.copy(v)
+  if type(v) ~= 'table' then return v end
+  local out = {}
+  if arrays[v] then arrays[out] = true end
+  for k, x in next, v do out[k] = M.copy(x) end
+  return out
+end
+
 --- The public json table of the sandbox.
 function M.public()
   return {

@@ -29,6 +29,7 @@ env.store = state.store()
 env.log = state.log
 env.untrusted = state.untrusted
 env.args = json.decode(run_args_text)
+env.argv = json.copy(env.args)
 local facts = {
   run_id = run_id, execution = run_id, section_name = section_name, task_id = task_id,
   prompt_name = prompt_name, prompt_title = prompt_title, prompt_description = prompt_description,
@@ -36,7 +37,6 @@ local facts = {
 env.sys = state.sys(facts)
 walk.install(env, entry)
 
-env.argv = json.decode(run_args_text)
 -- A fanout arm's item; nil in every other entry.
 if item_text then env.item = json.decode(item_text) end
 env.prompt = state.sealed('prompt', { name = facts.prompt_name, title = facts.prompt_title, description = facts.prompt_description })
