@@ -629,15 +629,16 @@ function catalogLeaf(run: RunContext, id: LuaScalar): LuaScalar | LuaScalar[] {
   return JSON.stringify(run.catalog.tools.find((tool) => tool.id === key)?.parameters ?? null);
 }
 
-function resolveRole(run: RunContext, name: string | null): [string, string] | [null, string] {
+/** The rounds a loop may take when its role sets no round_cap. */
+const DEFAULT_ROUND_CAP = 32;
+
+/** A role's label, its config as canonical JSON and its round cap; or null and why not. */
+function resolveRole(run: RunContext, name: string | null): [string, string, number] | [null, string] {
   const models = run.prompt.frontmatter.models;
   const declared = Object.keys(models);
-  if (name !== null) {
-    const config = models[name];
-    if (!config) return [null, `no model role ${JSON.stringify(name)} is declared under models:; declared roles: ${formatNameList(declared)}`];
-    return [name, canonicalJson(config as Json)];
-  }
-  const chosen = run.defaultRole ?? declared[0] ?? null;
-  if (chosen === null) return ['default', '{}'];
-  return [chosen, canonicalJson(models[chosen] as Json)];
+  const chosen = name ?? run.defaultRole ?? declared[0] ?? null;
+  if (chosen === null) return ['default', '{}', DEFAULT_ROUND_CAP];
+  const config = Object.hasOwn(models, chosen) ? models[chosen] : undefined;
+  if (!config) return [null, `no model role ${JSON.stringify(chosen)} is declared under models:; declared roles: ${formatNameList(declared)}`];
+  return [chosen, canonicalJson(config as Json), config.round_cap ?? DEFAULT_ROUND_CAP];
 }

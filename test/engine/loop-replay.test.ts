@@ -4,7 +4,8 @@
  * answers in call order); a reply with a local tool among its calls goes through the Lua
  * loop. Either way the run reports the same events, and a replay resumes from any point of
  * its journal, the point between a round and its calls included, to the same result and
- * events, performing only what the journal lacks.
+ * events, performing only what the journal lacks. The round caps a loop stops at come from
+ * its role.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LuaPlatform } from '../../src/engine/lua/vm.ts';
@@ -140,4 +141,35 @@ describe('a reply with hundreds of tool calls', () => {
       expect(performed).toHaveLength(local ? 299 : 300);
     });
   }
+});
+
+describe('the round cap (DESIGN.md: a role\'s round_cap, 32 when it sets none)', () => {
+  /** A model that never gives a final reply: every round calls the local tool `again`. */
+  const endless: ModelProvider = {
+    async round(request) {
+      return { ok: true, reply: { content: '', tool_calls: [{ id: `c${request.messages.length}`, name: 'again', arguments: {} }] } };
+    },
+  };
+  const capped = (body: string) =>
+    lua(
+      [
+        "tools.offer_local('again', 'Again', {}, function() return 'again' end)",
+        "messages:user('Loop.')",
+        body,
+      ].join('\n'),
+      'models:\n  plain: {}\n  short: { round_cap: 3 }\n',
+    );
+  const rounds = async (body: string) => {
+    const outcome = await runOnHost(platform, { ...host([]), models: { provider: () => endless } }, { prompt: capped(body) });
+    if (outcome.status !== 'failed') throw new Error('the loop ended');
+    return [outcome.error.kind, outcome.error.message, outcome.events.filter((event) => event.type === 'model_turn_completed').length];
+  };
+
+  it('stops a role without round_cap after 32 rounds', async () => {
+    expect(await rounds("models.use('plain')\nmodels.loop()")).toEqual(['Tool', 'models.loop reached its round cap of 32 rounds without a final reply', 32]);
+  });
+
+  it('gives a model handle its own role\'s cap, whatever role is in use', async () => {
+    expect(await rounds("models.use('plain')\nmodels.get('short'):loop()")).toEqual(['Tool', 'models.loop reached its round cap of 3 rounds without a final reply', 3]);
+  });
 });

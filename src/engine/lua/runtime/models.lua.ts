@@ -123,10 +123,11 @@ end
 
 -- Rounds -------------------------------------------------------------------------------------
 
+--- A role's label, its config as canonical JSON, and its round cap.
 local function resolve_role(name)
-  local role, config_or_problem = L.role(name)
+  local role, config_or_problem, cap = L.role(name)
   if not role then R.raise('lua', config_or_problem) end
-  return role, config_or_problem
+  return role, config_or_problem, cap
 end
 
 local function tools_json(rendered)
@@ -361,11 +362,10 @@ local function compact(role, config_json)
   R.event('conversation_compacted', { before = before, after = #kept })
 end
 
-local function loop(role, config_json)
+local function loop(role, config_json, cap)
   if R.handler_depth > 0 then
     R.raise('lua', 'models.loop is unavailable inside a local tool handler; a handler can ask a side question with models.infer')
   end
-  local cap = json.decode(config_json).round_cap or 32
   local rounds = 0
   local compacted = false
   while true do
@@ -447,8 +447,7 @@ function models.compact()
 end
 
 function models.loop()
-  local role, config = resolve_role(current_role)
-  return loop(role, config)
+  return loop(resolve_role(current_role))
 end
 
 local handles = {}
@@ -456,16 +455,16 @@ local HandleMT = {
   __name = 'runvil.model',
   __index = {
     infer = function(self, text) local h = handles[self]; return infer(h.role, h.config, text) end,
-    loop = function(self) local h = handles[self]; return loop(h.role, h.config) end,
+    loop = function(self) local h = handles[self]; return loop(h.role, h.config, h.cap) end,
   },
   __newindex = function(_, k) R.raise('lua', 'model handles are frozen: cannot assign field ' .. quote(tostring(k))) end,
   __metatable = 'model',
 }
 function models.get(role)
-  local name, config = resolve_role(role_arg('models.get', role))
+  local name, config, cap = resolve_role(role_arg('models.get', role))
   local handle = L.newuserdata()
   R.raw.setmetatable_any(handle, HandleMT)
-  handles[handle] = { role = name, config = config }
+  handles[handle] = { role = name, config = config, cap = cap }
   return handle
 end
 
