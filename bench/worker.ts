@@ -8,8 +8,8 @@
  *    ask): the timed part is the answer alone, until the run ends returning "blue", for
  *    N = 0, 10, 100 and 1,000, once with the run live in its object's memory and once after
  *    its object was evicted (resume by replay). It is timed twice: inside the Worker (the
- *    answer route's work once the request is there: the run object's answer and settle
- *    RPCs, bench/worker-entry.ts), which is what LangGraph's in-process figure compares
+ *    answer route's work once the request is there: the run object's answer RPC,
+ *    bench/worker-entry.ts), which is what LangGraph's in-process figure compares
  *    with, and end to end over local HTTP (`POST /runs/:id/asks/:ask_id?wait=`).
  *    Targets: replay at N = 100 at most 0.5x LangGraph's resume (11,903 us median there),
  *    replay at N = 1,000 at most 50 ms.

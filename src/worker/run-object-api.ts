@@ -29,13 +29,18 @@ export type ViewOutcome = { ok: true; view: RunView } | Refusal;
 
 /** A run object's RPC methods. */
 export interface RunObjectApi {
-  /** Starts the run; a second start (a redelivered webhook) starts nothing and answers the run as it is. */
-  start(spec: StartSpec): Promise<{ created: boolean; view: RunView }>;
+  /**
+   * Starts the run; a second start (a redelivered webhook) starts nothing and answers the run
+   * as it is. With `waitMs`, answers the run once it is no longer running (as settle).
+   */
+  start(spec: StartSpec, waitMs?: number): Promise<{ created: boolean; view: RunView }>;
   /** The run, or null when this object holds none. */
   view(): Promise<RunView | null>;
-  /** The run once it is no longer running (suspended or ended), or after `ms` at most. */
-  settle(ms: number): Promise<RunView | null>;
-  answer(askId: string, answer: string, credential: Credential): Promise<ViewOutcome>;
+  /**
+   * Answers an ask; with `waitMs`, answers the run once it is no longer running (as settle),
+   * in the same call.
+   */
+  answer(askId: string, answer: string, credential: Credential, waitMs?: number): Promise<ViewOutcome>;
   cancel(reason: string): Promise<ViewOutcome>;
   /** A file of the run, or null; undefined when this object holds no run. */
   file(path: string): Promise<string | null | undefined>;

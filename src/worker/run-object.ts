@@ -48,8 +48,8 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     return this.env.RUNVIL_KV;
   }
 
-  async start(spec: StartSpec): Promise<{ created: boolean; view: RunView }> {
-    if (this.state.meta()) return { created: false, view: this.currentView()! };
+  async start(spec: StartSpec, waitMs = 0): Promise<{ created: boolean; view: RunView }> {
+    if (this.state.meta()) return { created: false, view: (waitMs > 0 ? await this.settle(waitMs) : null) ?? this.currentView()! };
     const now = Date.now();
     this.state.create(
       {
@@ -66,7 +66,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     );
     await this.armAlarm();
     this.launch();
-    return { created: true, view: this.currentView()! };
+    return { created: true, view: (waitMs > 0 ? await this.settle(waitMs) : null) ?? this.currentView()! };
   }
 
   async view(): Promise<RunView | null> {
@@ -74,7 +74,8 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     return this.currentView();
   }
 
-  async settle(ms: number): Promise<RunView | null> {
+  /** The run once it is no longer running (suspended or ended), or after `ms` at most. */
+  private async settle(ms: number): Promise<RunView | null> {
     this.wake();
     if (!this.state.meta()) return null;
     await new Promise<void>((resolve) => {
@@ -94,7 +95,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     return this.currentView();
   }
 
-  async answer(askId: string, answer: string, credential: Credential): Promise<ViewOutcome> {
+  async answer(askId: string, answer: string, credential: Credential, waitMs = 0): Promise<ViewOutcome> {
     const meta = this.state.meta();
     if (!meta) return { ok: false, status: 404, message: 'no such run' };
     const ask = this.state.ask(askId);
@@ -116,6 +117,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     this.launch();
     // The run goes on (run_resumed); it suspends again once it waits on asks alone.
     this.refreshStatus();
+    if (waitMs > 0) return { ok: true, view: (await this.settle(waitMs)) ?? this.currentView()! };
     return { ok: true, view: this.currentView()! };
   }
 

@@ -21,6 +21,8 @@ export interface RunRequest {
   /** The run's id (a webhook's); a fresh one when absent. */
   id?: DoId;
   webhook_id?: string;
+  /** With it, the run as it is once no longer running (suspended or ended), or after this long. */
+  waitMs?: number;
 }
 
 /** Starts a run; `created` is false when the id already held one (a redelivered webhook). */
@@ -38,5 +40,5 @@ export async function startRun(env: Env, request: RunRequest): Promise<{ created
     seed: request.seed ?? randomToken().slice(0, 16),
     timeout_seconds: runTimeoutSeconds(env.RUNVIL_RUN_TIMEOUT_SECONDS),
     ...(request.webhook_id !== undefined ? { webhook_id: request.webhook_id } : {}),
-  });
+  }, request.waitMs ?? 0);
 }

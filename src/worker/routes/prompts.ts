@@ -6,7 +6,6 @@ import { onlyKeys, parseJsonObject, readText } from '../body.ts';
 import type { Env } from '../env.ts';
 import { ApiError } from '../http-error.ts';
 import { checkPromptName, findPrompt, listPrompts, savePrompt } from '../prompt-library.ts';
-import { runObject } from '../run-ids.ts';
 import { startRun } from '../start-run.ts';
 import { waitSeconds } from '../wait.ts';
 import type { Json } from '../../prompt/types.ts';
@@ -41,8 +40,8 @@ promptRoutes.post('/prompts/:name/runs', async (c) => {
     prompt: c.req.param('name'),
     args: args as { [name: string]: Json },
     ...(body.seed !== undefined ? { seed: body.seed } : {}),
+    waitMs: wait * 1000,
   });
   if (wait === 0) return c.json({ run_id: started.view.run_id, status: started.view.status }, 202);
-  const view = (await runObject(c.env, started.view.run_id).settle(wait * 1000)) ?? started.view;
-  return c.json(view, view.status === 'running' ? 202 : 200);
+  return c.json(started.view, started.view.status === 'running' ? 202 : 200);
 });

@@ -45,9 +45,8 @@ runRoutes.post('/runs/:id/asks/:ask_id', async (c) => {
   const body = parseJsonObject(await readText(c.req.raw));
   onlyKeys(body, ['answer']);
   if (typeof body.answer !== 'string') throw new ApiError(400, '`answer` must be a string: the operator\'s answer text', { field: 'answer' });
-  const answered = answerWith(await run.answer(c.req.param('ask_id'), body.answer, credential), c.req.param('id'));
-  if (wait === 0) return c.json(answered);
-  return c.json((await run.settle(wait * 1000)) ?? answered);
+  // One call: the object answers once the run has suspended again or ended, or at `wait`.
+  return c.json(answerWith(await run.answer(c.req.param('ask_id'), body.answer, credential, wait * 1000), c.req.param('id')));
 });
 
 runRoutes.post('/runs/:id/cancel', requireApiToken, async (c) => {
