@@ -28,6 +28,8 @@ local function escape_char(c)
   return escapes[c] or string_format('\\u%04x', string_byte(c))
 end
 local function encode_string(s)
+  -- Most strings need no escape; finding none is cheaper than a gsub that replaces nothing.
+  if not string_find(s, '[%c"\\]') then return '"' .. s .. '"' end
   return '"' .. string_gsub(s, '[%c"\\]', escape_char) .. '"'
 end
 M.encode_string = encode_string
@@ -44,7 +46,7 @@ end
 
 local function path_text(path)
   if path == '' then return 'the value' end
-  return path
+  return path or ''
 end
 
 local encode_value
@@ -65,6 +67,8 @@ local function table_shape(t)
   return n, strings, nil, count
 end
 
+-- path is where v sits, for the error message; nil on the first pass, which tracks no paths
+-- (a failed first pass is run again with them, so only a failure pays for its message).
 encode_value = function(v, path, seen, out)
   local t = type(v)
   if t == 'string' then out[#out + 1] = encode_string(v); return true end
@@ -98,7 +102,7 @@ encode_value = function(v, path, seen, out)
     out[#out + 1] = '['
     for i = 1, n do
       if i > 1 then out[#out + 1] = ',' end
-      local ok, err = encode_value(rawget(v, i), path .. '[' .. i .. ']', seen, out)
+      local ok, err = encode_value(rawget(v, i), path and (path .. '[' .. i .. ']'), seen, out)
       if not ok then seen[v] = nil; return false, err end
     end
     out[#out + 1] = ']'
@@ -109,7 +113,7 @@ encode_value = function(v, path, seen, out)
       if i > 1 then out[#out + 1] = ',' end
       out[#out + 1] = encode_string(k)
       out[#out + 1] = ':'
-      local sub = string_find(k, '^[%a_][%w_]*$') and (path .. '.' .. k) or (path .. '[' .. encode_string(k) .. ']')
+      local sub = path and (string_find(k, '^[%a_][%w_]*$') and (path .. '.' .. k) or (path .. '[' .. encode_string(k) .. ']'))
       local ok, err = encode_value(rawget(v, k), sub, seen, out)
       if not ok then seen[v] = nil; return false, err end
     end
@@ -122,9 +126,9 @@ end
 --- Encodes v; returns the text, or nil and a detail naming where it failed (path starts at root).
 function M.try_encode(v, root)
   local out = {}
-  local ok, err = encode_value(v, root or '', {}, out)
-  if not ok then return nil, err end
-  return table_concat(out)
+  if encode_value(v, nil, {}, out) then return table_concat(out) end
+  local _, err = encode_value(v, root or '', {}, {})
+  return nil, err
 end
 
 -- Decoding ---------------------------------------------------------------------------
