@@ -364,6 +364,14 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: Entry
     event: (type, fields, turn) => {
       run.events.emit(String(type), { ...place(), turn: Number(turn) }, JSON.parse(String(fields)) as Record<string, Json>);
     },
+    // An event whose fields are plain values, as name, value, name, value...; the fields in
+    // name order, as the runtime's JSON encoder would have written them.
+    event_fields: (type, turn, ...pairs) => {
+      const order = Array.from({ length: pairs.length / 2 }, (_, k) => 2 * k).sort((a, b) => (String(pairs[a]) < String(pairs[b]) ? -1 : 1));
+      const fields: Record<string, Json> = {};
+      for (const at of order) fields[String(pairs[at])] = pairs[at + 1] as Json;
+      run.events.emit(String(type), { ...place(), turn: Number(turn) }, fields);
+    },
     catalog: (id) => catalogLeaf(run, id),
     pack_id_problem: (text) => {
       const parsed = parsePackId(String(text));

@@ -86,6 +86,15 @@ describe('a tool loop with catalog calls and a local one', () => {
     ]);
   });
 
+  it('reports a local call\'s events with their fields in name order, as the JSON encoder writes them', async () => {
+    const outcome = await runOnHost(platform, host([]), { prompt: loop });
+    const local = outcome.events.filter((event) => (event as { tool_call_id?: string }).tool_call_id === 'c3');
+    expect(local.map((event) => JSON.stringify(event))).toEqual([
+      '{"seq":13,"type":"tool_call_succeeded","section":"Only","task":"0","turn":2,"alias":"shout","tool_call_id":"c3"}',
+      '{"seq":14,"type":"tool_result","section":"Only","task":"0","turn":2,"alias":"shout","content":"HEY","tool_call_id":"c3","trusted":true}',
+    ]);
+  });
+
   it('resumes from every prefix of its journal to the same result and events, performing only what the prefix lacks', async () => {
     const first = await runOnHost(platform, host([]), { prompt: loop });
     const journal = first.journal;
