@@ -49,7 +49,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   }
 
   async start(spec: StartSpec, waitMs = 0): Promise<{ created: boolean; view: RunView }> {
-    if (this.state.meta()) return { created: false, view: (waitMs > 0 ? await this.settle(waitMs) : null) ?? this.currentView()! };
+    if (this.state.meta()) return { created: false, view: await this.viewAfter(waitMs) };
     const now = Date.now();
     this.state.create(
       {
@@ -66,12 +66,17 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     );
     await this.armAlarm();
     this.launch();
-    return { created: true, view: (waitMs > 0 ? await this.settle(waitMs) : null) ?? this.currentView()! };
+    return { created: true, view: await this.viewAfter(waitMs) };
   }
 
   async view(): Promise<RunView | null> {
     this.wake();
     return this.currentView();
+  }
+
+  /** The run's view now, or with `waitMs`, once it is no longer running (or after that long). */
+  private async viewAfter(waitMs: number): Promise<RunView> {
+    return (waitMs > 0 ? await this.settle(waitMs) : null) ?? this.currentView()!;
   }
 
   /** The run once it is no longer running (suspended or ended), or after `ms` at most. */
@@ -117,8 +122,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     this.launch();
     // The run goes on (run_resumed); it suspends again once it waits on asks alone.
     this.refreshStatus();
-    if (waitMs > 0) return { ok: true, view: (await this.settle(waitMs)) ?? this.currentView()! };
-    return { ok: true, view: this.currentView()! };
+    return { ok: true, view: await this.viewAfter(waitMs) };
   }
 
   async cancel(reason: string): Promise<ViewOutcome> {
