@@ -18,6 +18,7 @@ import type { Operator } from '../src/host/operator.ts';
 import type { Pack } from '../src/host/pack.ts';
 import type { ModelProvider, ModelRequest } from '../src/models/provider.ts';
 import { measurePeers } from './peers.ts';
+import { grabPack } from './workloads.ts';
 
 const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
 // The peers run first, alone, so neither side competes for the CPU with the other.
@@ -46,13 +47,6 @@ const results: Record<string, number | string> = {};
 
 // The peers' workloads first, as the peers' own scripts run them (W1, W2, W3), so both
 // sides are measured in the same state of their process.
-const grabPack: Pack = {
-  manifest: {
-    fqName: 'bench/grab', description: 'In-process grab tool',
-    tools: [{ id: 'grab/grab', description: 'Grab a value', parameters: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] }, output: 'plain', trusted: true }],
-  },
-  call: async (_tool, args) => ({ ok: true, output: `grabbed ${String(args.value)}` }),
-};
 /** The peers' scripted model: K grab calls (one per reply), then an ask, or "done". */
 const scriptedModel = (k: number, askAfter: boolean): ModelProvider => ({
   async round(request: ModelRequest) {

@@ -11,8 +11,7 @@
 import '../src/worker/lua-factory.ts';
 import type { HostConfig } from '../src/host/host.ts';
 import type { Operator } from '../src/host/operator.ts';
-import type { Pack } from '../src/host/pack.ts';
-import type { ModelProvider, ToolCall } from '../src/models/provider.ts';
+import type { ModelProvider } from '../src/models/provider.ts';
 import { userInputPack } from '../packs/index.ts';
 import { createApp } from '../src/worker/app.ts';
 import { requireApiToken } from '../src/worker/auth.ts';
@@ -20,22 +19,13 @@ import { runObject } from '../src/worker/run-ids.ts';
 import { isolatePlatform } from '../src/worker/lua-platform.ts';
 import { RunObject as WorkerRunObject } from '../src/worker/run-object.ts';
 import { measureFanout } from './worker-fanout.ts';
-
-const grabPack: Pack = {
-  manifest: {
-    fqName: 'bench/grab',
-    description: 'In-process grab tool',
-    tools: [{ id: 'grab/grab', description: 'Grab a value', parameters: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] }, output: 'plain', trusted: true }],
-  },
-  call: async (_tool, args) => ({ ok: true, output: `grabbed ${String(args.value)}` }),
-};
+import { grabPack, w3Reply } from './workloads.ts';
 
 /** The peers' scripted model: N grab calls (N read from the first user message), then the ask. */
 const scriptedModel: ModelProvider = {
   async round(request) {
-    const n = Number(/Grab x (\d+) times/.exec(request.messages.find((m) => m.role === 'user')?.content ?? '')?.[1] ?? 0);
-    const r = request.messages.filter((m) => m.role === 'tool').length;
-    const call: ToolCall = r < n ? { id: `call_${r + 1}`, name: 'grab_grab', arguments: { value: 'x' } } : { id: 'call_ask', name: 'ask', arguments: { question: 'Favourite colour?' } };
+    const call = w3Reply(request.messages);
+    if (!call) return { ok: false, message: 'the bench model answers W3 conversations only' };
     return { ok: true, reply: { content: '', tool_calls: [call], usage: { input_tokens: 10, output_tokens: 5 } } };
   },
 };

@@ -1,7 +1,31 @@
 /**
- * The peers' workloads (../shared/bench-peers/README.md) written as Runvil prompts, shared
- * by the benchmarks and the tests that check them.
+ * The peers' workloads (../shared/bench-peers/README.md) written as Runvil prompts, with
+ * their in-process `grab` tool and the W3 model's choice of call, shared by the benchmarks
+ * and the tests that check them.
  */
+import type { Pack } from '../src/host/pack.ts';
+import type { MessageRecord, ToolCall } from '../src/models/provider.ts';
+
+/** The peers' in-process grab tool: `grab_grab` on the wire, answering `grabbed {value}`. */
+export const grabPack: Pack = {
+  manifest: {
+    fqName: 'bench/grab',
+    description: 'In-process grab tool',
+    tools: [{ id: 'grab/grab', description: 'Grab a value', parameters: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] }, output: 'plain', trusted: true }],
+  },
+  call: async (_tool, args) => ({ ok: true, output: `grabbed ${String(args.value)}` }),
+};
+
+/**
+ * The peers' W3 model, for a conversation that opens with `Grab x N times.`: N grab calls,
+ * one per reply, then an ask; null for any other conversation.
+ */
+export function w3Reply(messages: readonly MessageRecord[]): ToolCall | null {
+  const n = /^Grab x (\d+) times\.$/.exec(messages.find((m) => m.role === 'user')?.content ?? '')?.[1];
+  if (n === undefined) return null;
+  const r = messages.filter((m) => m.role === 'tool').length;
+  return r < Number(n) ? { id: `call_${r + 1}`, name: 'grab_grab', arguments: { value: 'x' } } : { id: 'call_ask', name: 'ask', arguments: { question: 'Favourite colour?' } };
+}
 
 /** The W3 prompt: the model loop with grab offered, and `ask` a local tool whose answer ends the loop. */
 export const W3 = `---

@@ -1,42 +1,22 @@
 /**
  * The Host the test Worker's runs are served with: the Worker's own Host (the runvil
- * Packs), plus a counting Pack `acme/counter`, the peers' `bench/grab`, and a stateless
- * scripted model; the counter and the model log every call they perform, so a test can check that no effect ran twice. The
- * log lives in the isolate, which outlives a run object's abort.
+ * Packs), plus a counting Pack `acme/counter`, the peers' `bench/grab` (bench/workloads.ts)
+ * and a stateless scripted model. The counter and the model log every call they perform, so
+ * a test can check that no effect ran twice; the log lives in the isolate, which outlives a
+ * run object's abort.
  */
 import type { HostConfig } from '../../../src/host/host.ts';
 import type { Operator } from '../../../src/host/operator.ts';
 import type { Pack } from '../../../src/host/pack.ts';
-import type { MessageRecord, ToolCall } from '../../../src/models/provider.ts';
 import type { Env } from '../../../src/worker/env.ts';
 import { workerHost } from '../../../src/worker/worker-host.ts';
+import { grabPack, w3Reply } from '../../../bench/workloads.ts';
 
 /** Every tool call and model round performed, as `{run} {what}`, in order. */
 export const performed: string[] = [];
 
 /** The effects performed for one run. */
 export const performedBy = (runId: string) => performed.filter((line) => line.startsWith(`${runId} `)).map((line) => line.slice(runId.length + 1));
-
-/**
- * The peers' W3 model (../shared/bench-peers/README.md), for a conversation that opens
- * with `Grab x N times.`: N grab calls, one per reply, then an ask; null for any other.
- */
-function w3Reply(messages: readonly MessageRecord[]): ToolCall | null {
-  const n = /^Grab x (\d+) times\.$/.exec(messages.find((m) => m.role === 'user')?.content ?? '')?.[1];
-  if (n === undefined) return null;
-  const r = messages.filter((m) => m.role === 'tool').length;
-  return r < Number(n) ? { id: `call_${r + 1}`, name: 'grab_grab', arguments: { value: 'x' } } : { id: 'call_ask', name: 'ask', arguments: { question: 'Favourite colour?' } };
-}
-
-/** The peers' in-process grab tool. */
-const grabPack: Pack = {
-  manifest: {
-    fqName: 'bench/grab',
-    description: 'In-process grab tool',
-    tools: [{ id: 'grab/grab', description: 'Grab a value', parameters: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] }, output: 'plain', trusted: true }],
-  },
-  call: async (_tool, args) => ({ ok: true, output: `grabbed ${String(args.value)}` }),
-};
 
 const counterPack: Pack = {
   manifest: {
