@@ -7,7 +7,7 @@ import type { EventLog } from './events.ts';
 import type { EffectRunner } from './journal.ts';
 import type { RunSeed } from './run-seed.ts';
 import type { VarState } from './var-state.ts';
-import type { LuaPlatform, RuntimeChunk } from './lua/vm.ts';
+import type { LuaPlatform } from './lua/vm.ts';
 import type { RunCatalog } from './catalog.ts';
 import type { Scheduler } from './scheduler.ts';
 import type { TaskBoard } from './tasks.ts';
@@ -29,7 +29,6 @@ export interface RunContext {
   runId: string;
   prompt: Prompt;
   platform: LuaPlatform;
-  runtime: RuntimeChunk;
   args: { [name: string]: Json };
   seed: RunSeed;
   vars: VarState;

@@ -10,7 +10,6 @@ import { type RunError } from './errors.ts';
 import { EventLog, type RunEvent } from './events.ts';
 import { EffectRunner, type JournalEntry } from './journal.ts';
 import type { LuaPlatform } from './lua/vm.ts';
-import { runtimeChunk } from './lua/runtime/index.ts';
 import type { RunContext, RunUsage } from './run-context.ts';
 import { deriveRunSeed } from './run-seed.ts';
 import { enterSection, type EntryOutcome } from './section-entry.ts';
@@ -72,7 +71,6 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
     runId: options.runId ?? 'run-1',
     prompt: options.prompt,
     platform: options.platform,
-    runtime: runtimeChunk(),
     args: options.args ?? {},
     seed: await deriveRunSeed(options.seed ?? '0'),
     vars: new VarState(),

@@ -9,8 +9,8 @@ import type { EffectAnswer, EffectRequest } from './effects.ts';
 import { luaKindOf, runKindOf, type RunError } from './errors.ts';
 import type { EntrySection, RunContext } from './run-context.ts';
 import { wrapUntrusted } from './untrusted-envelope.ts';
-import type { HookVerdict, LuaScalar, LuaVm } from './lua/vm.ts';
-import { LAZY_MODULES } from './lua/runtime/index.ts';
+import type { HookVerdict, LuaScalar, LuaVm, VmTemplate } from './lua/vm.ts';
+import { LAZY_MODULES, runtimeChunk } from './lua/runtime/index.ts';
 import { canonicalJson } from './journal.ts';
 import { Conversation } from './conversation.ts';
 import { checkReply, type CheckedReply } from './model-reply.ts';
@@ -48,14 +48,34 @@ export interface EntrySpec {
  */
 const PAUSE_EVERY = 100;
 
+/** The one JS leaf a section VM's runtime calls (base.lua's `dispatch`). */
+const DISPATCH_LEAF = 0;
+
+/**
+ * How every section VM starts: the runtime loaded and run up to the point where the VM needs
+ * its entry (main.lua's `__rv_bind` gives it that). A memory region saves the result once and
+ * copies it back for every later entry (vm.ts).
+ */
+export const SECTION_VM: VmTemplate = {
+  modules: LAZY_MODULES,
+  build(vm) {
+    vm.setNull('__rv_null');
+    vm.defineLeaf('__rv_dispatch', DISPATCH_LEAF);
+    vm.setUserdataFactory('__rv_newuserdata');
+    vm.setWatchFunction('__rv_watch');
+    vm.setModuleLoader('__rv_module');
+    vm.runChunk(runtimeChunk());
+  },
+};
+
 /** Runs one section entry to its outcome. */
 export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryOutcome> {
-  const vm = await run.platform.newVm({ memoryLimit: run.limits.memoryBytes });
+  const vm = await run.platform.newVm({ memoryLimit: run.limits.memoryBytes, template: SECTION_VM });
   const stopOf = () => run.scheduler.stopOf(spec.chain);
   const entry: EntryState = { conversation: new Conversation(), renderedTools: {} };
   try {
     installLeaves(vm, run, spec, entry);
-    vm.runChunk(run.runtime);
+    vm.callGlobal('__rv_bind');
     vm.limitMemory();
     const thread = vm.newThread('__rv_main');
     let step = thread.resume([]);
@@ -307,7 +327,6 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: Entry
     // replay, so the run's steps, and their journaled numbers, stay the same.
     return ++hooks % PAUSE_EVERY === 0 ? 'pause' : 'go';
   });
-  vm.setNull('__rv_null');
   const leaves: Record<string, (...args: LuaScalar[]) => LuaScalar | LuaScalar[] | void> = {
     tick: (count) => run.stop.spend(Number(count)) || stopping(),
     answered: (op, ...rest) => answerNow(run, spec, entry, String(op), rest),
@@ -410,15 +429,12 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: Entry
     },
     seed: () => run.seed.vmSeed(vmIndex),
   };
-  vm.setGlobal('__rv_dispatch', (name, ...args) => {
+  vm.bindLeaf(DISPATCH_LEAF, (name, ...args) => {
     const leaf = leaves[String(name)]!;
     // Missing trailing arguments arrive as null, as Lua's nil would.
     while (args.length < leaf.length) args.push(null);
     return leaf(...args);
   });
-  vm.setUserdataFactory('__rv_newuserdata');
-  vm.setWatchFunction('__rv_watch');
-  vm.setModuleLoader('__rv_module', LAZY_MODULES);
 }
 
 function chunkName(file: string): string {

@@ -4,12 +4,14 @@
  * It uses wasmoon's wasm build and its raw C API only, not its LuaEngine: an engine costs
  * about 300 µs of JS set-up (type extensions, a wasm function per engine), a bare
  * `lua_newstate` about 50 µs, and the Engine makes a VM per section entry. A LuaPlatform
- * owns one wasm module (one heap per isolate), two wasm functions made once (the JS leaf
- * trampoline and the memory-limited allocator) and the runtime compiled once to bytecode;
- * a LuaVm is one lua_State; a LuaThread is a coroutine the Engine resumes by hand.
+ * owns one wasm module (one heap per isolate), the wasm functions made once (the JS leaf
+ * trampoline, the allocator, the count hook), the runtime compiled once to bytecode and the
+ * memory regions template VMs live in (memory-region.ts); a LuaVm is one lua_State; a
+ * LuaThread is a coroutine the Engine resumes by hand.
  * Values crossing the boundary are scalars only: structured data crosses as JSON text.
  */
 import type { LuaFactory, LuaWasm } from 'wasmoon';
+import { MemoryRegion, type WasmHeap } from './memory-region.ts';
 
 /** A value that may cross between JS and Lua. */
 export type LuaScalar = string | number | boolean | null;
@@ -43,7 +45,32 @@ export const HOOK_EVERY = 10_000;
 export interface VmOptions {
   /** Upper bound of the Lua heap in bytes; allocations past it fail with "not enough memory". */
   memoryLimit?: number;
+  /** How the VM is set up before anything particular to it; see VmTemplate. */
+  template?: VmTemplate;
 }
+
+/**
+ * A recipe every VM of a kind starts from. `build` runs on a fresh state, with the standard
+ * libraries open, before anything particular to the VM: what it leaves is saved in a memory
+ * region (memory-region.ts) and copied back for later VMs, so it must not depend on the VM
+ * it runs in, and leaves it defines are bound afterwards (bindLeaf). A VM made from a template
+ * lives in its own region or, when every region is taken, is built afresh; either way its
+ * Lua code sees the same state, and ending it runs no more Lua (no finalizers).
+ */
+export interface VmTemplate {
+  /** The runtime modules the VM's module loader serves (LuaVm.setModuleLoader). */
+  readonly modules: Record<string, RuntimeChunk>;
+  build(vm: LuaVm): void;
+}
+
+/** How many template VMs may live in regions at once, and how big a region is. */
+export interface PlatformOptions {
+  regions?: number;
+  regionBytes?: number;
+}
+
+const DEFAULT_REGIONS = 8;
+const DEFAULT_REGION_BYTES = 1024 * 1024;
 
 const LUA_OK = 0;
 const LUA_YIELD = 1;
@@ -85,6 +112,7 @@ class CApi {
   readonly malloc: CFunction; readonly free: CFunction; readonly realloc: CFunction;
   readonly sethook: CFunction; readonly yieldk: CFunction; readonly isyieldable: CFunction;
   readonly tothread: CFunction; readonly requiref: CFunction; readonly checkstack: CFunction;
+  readonly atpanic: CFunction;
   private readonly names = new Map<string, number>();
 
   constructor(readonly lua: LuaWasm, exports: Record<string, CFunction> | undefined) {
@@ -103,7 +131,7 @@ class CApi {
     this.close = c('lua_close'); this.error = c('lua_error'); this.malloc = c('malloc'); this.free = c('free');
     this.realloc = c('realloc'); this.sethook = c('lua_sethook'); this.yieldk = c('lua_yieldk');
     this.isyieldable = c('lua_isyieldable'); this.tothread = c('lua_tothread');
-    this.requiref = c('luaL_requiref'); this.checkstack = c('lua_checkstack');
+    this.requiref = c('luaL_requiref'); this.checkstack = c('lua_checkstack'); this.atpanic = c('lua_atpanic');
   }
 
   /** A NUL-terminated copy of a constant name, made once and kept. */
@@ -176,7 +204,7 @@ export class LuaPlatform {
   private nextVm = 1;
   /** The C function every JS leaf is: upvalues (vm id, leaf index). */
   readonly trampoline: number;
-  /** The lua_Alloc every memory-limited VM uses: ud is the VM id. */
+  /** The lua_Alloc of every template VM, and of every plain VM once its memory is limited: ud is the VM id. */
   readonly allocator: number;
   /**
    * The lua_Hook every watched thread counts instructions with. A C hook, not a Lua one: a
@@ -195,9 +223,16 @@ export class LuaPlatform {
   readonly direct: boolean;
   /** The standard libraries a section VM opens, as function-table pointers; null: all of them. */
   private readonly libraries: { name: number; open: number }[] | null;
+  /** Where template VMs live (memory-region.ts), made as they are first needed. */
+  private readonly regions: MemoryRegion[] = [];
+  private readonly maxRegions: number;
+  private readonly regionBytes: number;
+  private readonly heap: WasmHeap;
 
-  private constructor(readonly lua: LuaWasm, exports: Record<string, CFunction> | undefined) {
+  private constructor(readonly lua: LuaWasm, exports: Record<string, CFunction> | undefined, options: PlatformOptions) {
     const module = lua.module as unknown as RawExports & { addFunction(fn: Function, signature: string): number };
+    this.maxRegions = options.regions ?? DEFAULT_REGIONS;
+    this.regionBytes = options.regionBytes ?? DEFAULT_REGION_BYTES;
     this.direct = exports !== undefined;
     this.c = new CApi(lua, exports);
     this.libraries = exports ? sandboxLibraries(exports, this.c) : null;
@@ -209,6 +244,13 @@ export class LuaPlatform {
       'iiiii',
     );
     this.hook = module.addFunction((state: number) => this.countHook(state), 'vii');
+    const c = this.c;
+    this.heap = {
+      bytes: () => lua.module.HEAPU8,
+      malloc: (size) => c.malloc(size) as number,
+      realloc: (pointer, size) => c.realloc(pointer, size) as number,
+      free: (pointer) => c.free(pointer),
+    };
   }
 
   /**
@@ -220,13 +262,14 @@ export class LuaPlatform {
   static async create(
     factory: LuaFactory | (() => LuaFactory | Promise<LuaFactory>),
     wasmExports?: WebAssembly.Exports,
+    options: PlatformOptions = {},
   ): Promise<LuaPlatform> {
     if (typeof factory !== 'function') {
       const exports = wasmExports && typeof wasmExports.lua_newstate === 'function' ? (wasmExports as Record<string, CFunction>) : undefined;
-      return new LuaPlatform(await factory.getLuaModule(), exports);
+      return new LuaPlatform(await factory.getLuaModule(), exports, options);
     }
     const made = await captureExports(factory);
-    return new LuaPlatform(await made.factory.getLuaModule(), made.exports);
+    return new LuaPlatform(await made.factory.getLuaModule(), made.exports, options);
   }
 
   /** A buffer of at least `size` bytes for text on its way into Lua (copied there at once). */
@@ -239,21 +282,82 @@ export class LuaPlatform {
     return this.scratch;
   }
 
-  /** Creates a fresh Lua state with the standard libraries open. */
+  /**
+   * Creates a fresh Lua state with the standard libraries open, and with a template, set up
+   * as it says: copied back from the template's saved image when a region with one is free.
+   */
   async newVm(options: VmOptions = {}): Promise<LuaVm> {
+    const template = options.template;
+    if (template === undefined) return this.plainVm(options.memoryLimit);
+    const region = this.idleRegion(template);
+    region.busy = true;
+    const vm = new LuaVm(this, region.id, options.memoryLimit, template, region);
+    this.vms.set(region.id, vm);
+    const saved = region.restore(template);
+    if (saved !== undefined) {
+      vm.attach(saved);
+      return vm;
+    }
+    region.reset();
+    try {
+      // Every allocation, the build's too, goes through the region.
+      const state = this.c.newstate(this.allocator, region.id) as number;
+      if (state === 0) throw new Error('no memory for a new Lua state');
+      this.c.atpanic(state, this.panic);
+      vm.attach(state);
+      this.setUp(state, region.id);
+      template.build(vm);
+      region.save(template, state);
+    } catch (error) {
+      vm.close();
+      throw error;
+    }
+    return vm;
+  }
+
+  /** A VM with no template: a state of its own in the heap, freed by lua_close. */
+  private plainVm(limit: number | undefined): LuaVm {
     const id = this.nextVm++;
-    const limit = options.memoryLimit;
     const vm = new LuaVm(this, id, limit);
     this.vms.set(id, vm);
     // Made with the C allocator: the Engine's own set-up runs without a JS call per
     // allocation; limitMemory() switches to the counting allocator before prompt code runs.
     const state = this.c.newstateL();
     vm.attach(state);
+    this.setUp(state, id);
+    return vm;
+  }
+
+  private setUp(state: number, id: number): void {
     this.openLibraries(state);
     // The hook finds its VM by this global; the sandbox's code never sees the real globals.
     this.c.pushinteger(state, BigInt(id));
     this.c.setglobal(state, this.c.name('__rv_vm'));
-    return vm;
+  }
+
+  /**
+   * A free region for a template VM: one holding that template's image if there is one, else
+   * any free one, else a new one while there may be more, else a region of no bytes (the VM
+   * is built afresh and every block comes from malloc).
+   */
+  private idleRegion(template: VmTemplate): MemoryRegion {
+    let free: MemoryRegion | undefined;
+    for (const region of this.regions) {
+      if (region.busy) continue;
+      if (region.holds(template)) return region;
+      free ??= region;
+    }
+    if (free) return free;
+    if (this.regions.length < this.maxRegions) {
+      const block = this.c.malloc(this.regionBytes + 15) as number;
+      if (block !== 0) {
+        const start = (block + 15) & ~15;
+        const region = new MemoryRegion(this.nextVm++, start, start + this.regionBytes, this.heap);
+        this.regions.push(region);
+        return region;
+      }
+    }
+    return new MemoryRegion(this.nextVm++, 0, 0, this.heap);
   }
 
   /**
@@ -379,29 +483,42 @@ export class LuaPlatform {
 
   /** The C allocator luaL_newstate uses (it and the counting one share wasm's malloc). */
   get cAllocator(): number {
-    if (this.cAlloc === undefined) {
+    return this.lauxlib().allocator;
+  }
+
+  /** The panic function luaL_newstate installs, for states made with lua_newstate. */
+  private get panic(): number {
+    return this.lauxlib().panic;
+  }
+
+  private lauxlib(): { allocator: number; panic: number } {
+    if (this.lauxlibFunctions === undefined) {
       const state = this.c.newstateL();
-      this.cAlloc = this.c.getallocf(state, 0) as number;
+      this.lauxlibFunctions = { allocator: this.c.getallocf(state, 0) as number, panic: this.c.atpanic(state, 0) as number };
       this.c.close(state);
     }
-    return this.cAlloc;
+    return this.lauxlibFunctions;
   }
-  private cAlloc: number | undefined;
+  private lauxlibFunctions: { allocator: number; panic: number } | undefined;
 
   private allocate(ud: number, pointer: number, oldSize: number, newSize: number): number {
     const vm = this.vms.get(ud);
-    const c = this.c;
+    const region = vm?.region;
     const previous = pointer === 0 ? 0 : oldSize;
-    // Blocks made before the switch (the Engine's set-up) are not counted, so a count is
+    const counting = vm !== undefined && vm.counting;
+    // Blocks made before counting began (the Engine's set-up) are not counted, so a count is
     // never let below zero.
     if (newSize === 0) {
-      if (pointer !== 0) c.free(pointer);
-      if (vm) vm.heapBytes = Math.max(0, vm.heapBytes - previous);
+      if (pointer !== 0) {
+        if (region) region.release(pointer, oldSize);
+        else this.c.free(pointer);
+      }
+      if (counting) vm.heapBytes = Math.max(0, vm.heapBytes - previous);
       return 0;
     }
-    if (vm && vm.memoryLimit !== undefined && vm.heapBytes - previous + newSize > vm.memoryLimit) return 0;
-    const moved = c.realloc(pointer, newSize) as number;
-    if (moved !== 0 && vm) vm.heapBytes = Math.max(0, vm.heapBytes + newSize - previous);
+    if (counting && vm.memoryLimit !== undefined && vm.heapBytes - previous + newSize > vm.memoryLimit) return 0;
+    const moved = region ? region.realloc(pointer, previous, newSize) : (this.c.realloc(pointer, newSize) as number);
+    if (moved !== 0 && counting) vm.heapBytes = Math.max(0, vm.heapBytes + newSize - previous);
     return moved;
   }
 }
@@ -410,9 +527,11 @@ export class LuaPlatform {
 export class LuaVm {
   private state = 0;
   private readonly leaves: LuaLeaf[] = [];
-  private modules: Record<string, RuntimeChunk> = {};
+  private readonly modules: Record<string, RuntimeChunk>;
   /** Bytes the Lua heap holds (tracked when the VM has a memory limit). */
   heapBytes = 0;
+  /** True once the VM's allocations count against its memory limit (limitMemory). */
+  counting = false;
   /** Set when the count hook paused a thread; the runtime reads and clears it (takePaused). */
   paused = false;
   /** Set to stop the running thread at its next instruction, once the current leaf returns. */
@@ -423,7 +542,12 @@ export class LuaVm {
     private readonly platform: LuaPlatform,
     private readonly id: number,
     readonly memoryLimit: number | undefined,
-  ) {}
+    template?: VmTemplate,
+    /** Where a template VM's blocks live. */
+    readonly region?: MemoryRegion,
+  ) {
+    this.modules = template?.modules ?? {};
+  }
 
   /** Binds the lua_State once it exists (the allocator needs the VM first). */
   attach(state: number): void {
@@ -449,21 +573,22 @@ export class LuaVm {
 
   /** Calls leaf number `index` (the trampoline's second upvalue). */
   callLeaf(index: number, args: LuaScalar[]): ReturnType<LuaLeaf> {
-    const leaf = this.leaves[index]!;
+    const leaf = this.leaves[index];
+    if (!leaf) throw new Error(`leaf ${index} of this VM is not bound`);
     // Missing trailing arguments arrive as null, as Lua's nil would.
     while (args.length < leaf.length) args.push(null);
     return leaf(...args);
   }
 
-  /** Sets a global to a scalar or to a JS leaf function. */
-  setGlobal(name: string, value: LuaScalar | LuaLeaf): void {
-    if (typeof value === 'function') {
-      this.leaves.push(value);
-      this.pushClosure(this.leaves.length - 1);
-    } else {
-      pushScalar(this.platform, this.state, value);
-    }
+  /** Sets a global to a Lua function that calls the JS function bindLeaf binds to `index`. */
+  defineLeaf(name: string, index: number): void {
+    this.pushClosure(index);
     this.platform.c.setglobal(this.state, this.platform.c.name(name));
+  }
+
+  /** What the leaf defined with `index` calls, in this VM. */
+  bindLeaf(index: number, leaf: LuaLeaf): void {
+    this.leaves[index] = leaf;
   }
 
   /** Sets a global to a NULL light userdata: the value json.null stands for. */
@@ -487,9 +612,8 @@ export class LuaVm {
     this.platform.c.setglobal(this.state, this.platform.c.name(name));
   }
 
-  /** Sets a global to a function that loads one of `modules` by name and returns it uncalled. */
-  setModuleLoader(name: string, modules: Record<string, RuntimeChunk>): void {
-    this.modules = modules;
+  /** Sets a global to a function that loads one of the template's modules by name and returns it uncalled. */
+  setModuleLoader(name: string): void {
     this.pushClosure(MODULE_LEAF);
     this.platform.c.setglobal(this.state, this.platform.c.name(name));
   }
@@ -530,6 +654,20 @@ export class LuaVm {
     return values;
   }
 
+  /** Calls the global function `name` with no arguments and waits for it (it must not yield). */
+  callGlobal(name: string): void {
+    const platform = this.platform;
+    const c = platform.c;
+    const state = this.state;
+    const base = c.gettop(state);
+    if (c.getglobal(state, c.name(name)) !== LUA_TFUNCTION) throw new Error(`no Lua function named ${name}`);
+    if (c.pcallk(state, 0, 0, 0, 0, 0) !== LUA_OK) {
+      const message = String(readScalar(platform, state, -1));
+      c.settop(state, base);
+      throw new Error(`running ${name}: ${message}`);
+    }
+  }
+
   /** A new coroutine that will call the global function `name` when first resumed. */
   newThread(functionName: string): LuaThread {
     const c = this.platform.c;
@@ -549,21 +687,30 @@ export class LuaVm {
    * limit holds. Called once the Engine's own set-up is done, before prompt code runs.
    */
   limitMemory(): void {
-    if (this.memoryLimit === undefined || this.limited) return;
-    this.limited = true;
-    this.platform.c.setallocf(this.state, this.platform.allocator, this.id);
+    if (this.memoryLimit === undefined || this.counting) return;
+    this.counting = true;
+    // A template VM allocates through the counting allocator from the start.
+    if (!this.region) this.platform.c.setallocf(this.state, this.platform.allocator, this.id);
   }
-  private limited = false;
 
-  /** Frees the Lua state; safe to call twice. */
+  /**
+   * Ends the VM; safe to call twice. A template VM's region is vacated: no Lua runs after the
+   * entry (no finalizers), and nothing is freed object by object.
+   */
   close(): void {
-    if (this.state === 0) return;
-    // Freed by the C allocator: counting frees of a state about to vanish is wasted work.
-    if (this.limited) this.platform.c.setallocf(this.state, this.platform.cAllocator, 0);
-    this.platform.c.close(this.state);
+    if (this.closed) return;
+    this.closed = true;
+    if (this.region) {
+      this.region.vacate();
+    } else if (this.state !== 0) {
+      // Freed by the C allocator: counting frees of a state about to vanish is wasted work.
+      if (this.counting) this.platform.c.setallocf(this.state, this.platform.cAllocator, 0);
+      this.platform.c.close(this.state);
+    }
     this.state = 0;
     this.platform.release(this.id);
   }
+  private closed = false;
 }
 
 /** A coroutine driven from JS: start it, read what it yields, resume it with answers. */

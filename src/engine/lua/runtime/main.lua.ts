@@ -1,25 +1,22 @@
 /**
  * The runtime's entry point: builds the section's sandbox environment with every Engine
- * global, then defines `__rv_main`, the function the Engine runs as the section's thread.
+ * global, then defines `__rv_bind`, which gives the VM its entry, and `__rv_main`, the
+ * function the Engine runs as the section's thread.
  */
 export const MAIN_LUA = String.raw`
 local R, sandbox, state, walk = ...
 local L = R.leaves
 local json = R.json
 
-local kind, name, prologue, epilogue, has_prose, args_text, run_args_text, item_text,
-  run_id, section_name, task_id, prompt_name, prompt_title, prompt_description = L.entry()
-local entry = {
-  kind = kind, name = name, prologue = prologue, epilogue = epilogue, has_prose = has_prose,
-  args = args_text and json.decode(args_text) or { n = 0 },
-}
-entry.args.n = entry.args.n or #entry.args
+-- Everything this chunk does is the same for every entry: a section VM starts with it done
+-- (section-entry.ts's template, saved in a memory region), and __rv_bind, below, gives the VM
+-- its entry. So nothing here may ask the Engine about the entry.
+local entry = {}
 R.entry = entry
 R.handler_depth = 0
 
 local main_thread = nil
-local seed_hi, seed_lo = L.seed()
-local env = sandbox.new_env(seed_hi, seed_lo, function() return main_thread end, state.log)
+local env = sandbox.new_env(function() return main_thread end, state.log)
 R.env = env
 R.env_pairs = sandbox.pairs
 
@@ -28,32 +25,43 @@ env.var = state.var(false)
 env.store = state.store()
 env.log = state.log
 env.untrusted = state.untrusted
-env.args = json.decode(run_args_text)
-env.argv = json.copy(env.args)
-local facts = {
-  run_id = run_id, execution = run_id, section_name = section_name, task_id = task_id,
-  prompt_name = prompt_name, prompt_title = prompt_title, prompt_description = prompt_description,
-}
-env.sys = state.sys(facts)
 walk.install(env, entry)
-
--- A fanout arm's item; nil in every other entry.
-if item_text then env.item = json.decode(item_text) end
-env.prompt = state.sealed('prompt', { name = facts.prompt_name, title = facts.prompt_title, description = facts.prompt_description })
 env.ui = state.ui()
 
--- tools, packs, models, messages and tasks load on first use: most sections never touch them, and
--- a section VM is made per entry, so the runtime a VM loads up front is kept small.
+--- Gives the VM its entry: how it was entered, its arguments, the run's facts and seed.
+function __rv_bind()
+  local kind, name, prologue, epilogue, has_prose, args_text, run_args_text, item_text,
+    run_id, section_name, task_id, prompt_name, prompt_title, prompt_description = L.entry()
+  entry.kind, entry.name, entry.prologue, entry.epilogue, entry.has_prose = kind, name, prologue, epilogue, has_prose
+  entry.args = args_text and json.decode(args_text) or { n = 0 }
+  entry.args.n = entry.args.n or #entry.args
+  sandbox.seed(L.seed())
+  env.args = json.decode(run_args_text)
+  env.argv = json.copy(env.args)
+  local facts = {
+    run_id = run_id, execution = run_id, section_name = section_name, task_id = task_id,
+    prompt_name = prompt_name, prompt_title = prompt_title, prompt_description = prompt_description,
+  }
+  env.sys = state.sys(facts)
+  -- A fanout arm's item; nil in every other entry.
+  if item_text then env.item = json.decode(item_text) end
+  env.prompt = state.sealed('prompt', { name = facts.prompt_name, title = facts.prompt_title, description = facts.prompt_description })
+end
+
+-- tools, packs, models, messages and tasks are set up on first use: most sections never touch
+-- them. The bytecode of all but tasks (rarely used) is loaded here, once per template.
 local load_module = __rv_module
 __rv_module = nil
 local MODULE_TABLES = { tools = { 'tools', 'packs' }, models = { 'models', 'messages', 'compactors' }, tasks = { 'tasks' } }
+local loaded_chunks = { tools = load_module('tools')(), models = load_module('models')(), prelude = load_module('prelude')() }
 local loaded = {}
 function R.ensure(name)
   if loaded[name] then return end
   loaded[name] = true
   if name == 'models' then R.ensure('tools') end
   for _, t in ipairs(MODULE_TABLES[name] or {}) do setmetatable(R.lazy_tables[t], nil) end
-  load_module(name)()(R, env)
+  local module = loaded_chunks[name] or load_module(name)()
+  module(R, env)
 end
 R.lazy_tables = {}
 for module, names in pairs(MODULE_TABLES) do

@@ -150,8 +150,16 @@ M.base_names = base_names
 -- Locks the string metatable so section code cannot change how strings behave for the runtime.
 getmetatable('').__metatable = 'string'
 
---- A fresh sandbox environment; seed is two integers for math.randomseed.
-function M.new_env(seed_hi, seed_lo, main_thread, log)
+local seed_hi, seed_lo = 0, 0
+
+--- Seeds math.random with the entry's seed (two integers), as math.randomseed() will again.
+function M.seed(hi, lo)
+  seed_hi, seed_lo = hi, lo
+  math.randomseed(hi, lo)
+end
+
+--- A fresh sandbox environment.
+function M.new_env(main_thread, log)
   local env = {}
   for _, name in ipairs(base_names) do env[name] = _G[name] end
   env.pairs = M.pairs
@@ -161,7 +169,6 @@ function M.new_env(seed_hi, seed_lo, main_thread, log)
   env.table = copy(table)
   env.utf8 = copy(utf8)
   env.math = copy(math)
-  math.randomseed(seed_hi, seed_lo)
   env.math.randomseed = function(a, b)
     -- With no argument Lua would seed from the clock; a run seeds from its own seed instead.
     if a == nil then return math.randomseed(seed_hi, seed_lo) end

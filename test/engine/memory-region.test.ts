@@ -1,0 +1,138 @@
+/**
+ * The memory region a template VM lives in (src/engine/lua/memory-region.ts), over a fake
+ * wasm heap: its size classes, its saved image, spilling to malloc and vacating.
+ */
+import { describe, expect, it } from 'vitest';
+import { MemoryRegion, capacityOf, classOf, type WasmHeap } from '../../src/engine/lua/memory-region.ts';
+
+/** A heap of 1 MiB whose malloc hands out blocks from 512 KiB on, and records what is live. */
+function fakeHeap(options: { failMalloc?: boolean } = {}) {
+  const bytes = new Uint8Array(1 << 20);
+  let next = 1 << 19;
+  const live = new Map<number, number>();
+  const heap: WasmHeap & { live: Map<number, number> } = {
+    live,
+    bytes: () => bytes,
+    malloc(size) {
+      if (options.failMalloc || next + size > bytes.length) return 0;
+      const pointer = next;
+      next += (size + 15) & ~15;
+      live.set(pointer, size);
+      return pointer;
+    },
+    realloc(pointer, size) {
+      const moved = heap.malloc(size);
+      if (moved === 0) return 0;
+      bytes.copyWithin(moved, pointer, pointer + Math.min(size, live.get(pointer)!));
+      heap.free(pointer);
+      return moved;
+    },
+    free(pointer) {
+      if (!live.delete(pointer)) throw new Error(`free of a block malloc never gave: ${pointer}`);
+    },
+  };
+  return heap;
+}
+
+const REGION = { start: 4096, end: 4096 + 64 * 1024 };
+
+describe('size classes', () => {
+  it('give every size a block at least that big, with little waste', () => {
+    let previous = 0;
+    for (let size = 1; size <= 300_000; size += size < 4096 ? 1 : 97) {
+      const sizeClass = classOf(size);
+      expect(sizeClass).toBeGreaterThanOrEqual(previous);
+      previous = sizeClass;
+      const capacity = capacityOf(sizeClass);
+      expect(capacity).toBeGreaterThanOrEqual(size);
+      expect(capacity).toBeLessThanOrEqual(Math.max(size + 15, size * 1.125 + 1));
+      expect(capacity % 16).toBe(0);
+    }
+  });
+});
+
+describe('a memory region', () => {
+  it('hands out blocks inside itself and reuses freed ones of the same class', () => {
+    const region = new MemoryRegion(1, REGION.start, REGION.end, fakeHeap());
+    const a = region.realloc(0, 0, 40);
+    const b = region.realloc(0, 0, 40);
+    expect(a).toBeGreaterThanOrEqual(REGION.start);
+    expect(b).toBe(a + capacityOf(classOf(40)));
+    region.release(a, 40);
+    expect(region.realloc(0, 0, 33)).toBe(a);
+  });
+
+  it('keeps a block in place while its size stays in its class, and moves it with its bytes otherwise', () => {
+    const heap = fakeHeap();
+    const region = new MemoryRegion(1, REGION.start, REGION.end, heap);
+    const block = region.realloc(0, 0, 20);
+    heap.bytes().set([1, 2, 3, 4, 5], block);
+    expect(region.realloc(block, 20, 30)).toBe(block);
+    const grown = region.realloc(block, 30, 100);
+    expect(grown).not.toBe(block);
+    expect([...heap.bytes().subarray(grown, grown + 5)]).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('spills blocks that do not fit to malloc, and frees them when it is vacated', () => {
+    const heap = fakeHeap();
+    const region = new MemoryRegion(1, REGION.start, REGION.end, heap);
+    const big = region.realloc(0, 0, 100_000);
+    expect(big).toBeGreaterThanOrEqual(REGION.end);
+    const blocks = Array.from({ length: 100 }, () => region.realloc(0, 0, 1000));
+    expect(blocks.filter((pointer) => pointer >= REGION.end).length).toBeGreaterThan(0);
+    expect(heap.live.size).toBeGreaterThan(1);
+    region.vacate();
+    expect(heap.live.size).toBe(0);
+  });
+
+  it('never fails a shrink, even with no room left anywhere', () => {
+    const region = new MemoryRegion(1, REGION.start, REGION.start + 1024, fakeHeap({ failMalloc: true }));
+    const block = region.realloc(0, 0, 1024);
+    expect(block).toBe(REGION.start);
+    expect(region.realloc(0, 0, 16)).toBe(0);
+    expect(region.realloc(block, 1024, 16)).toBe(block);
+  });
+
+  it('restores its saved bytes and allocator state exactly, and only for the template it saved', () => {
+    const heap = fakeHeap();
+    const region = new MemoryRegion(1, REGION.start, REGION.end, heap);
+    const template = {};
+    expect(region.restore(template)).toBeUndefined();
+    const kept = region.realloc(0, 0, 64);
+    const freed = region.realloc(0, 0, 200);
+    heap.bytes().fill(7, kept, kept + 64);
+    region.release(freed, 200);
+    region.save(template, kept);
+    // Every byte handed out before the save (what a restore copies back).
+    const used = freed + capacityOf(classOf(200));
+    const saved = heap.bytes().slice(REGION.start, used);
+
+    // A VM's life: new blocks, overwritten bytes, a spill.
+    const later = [region.realloc(0, 0, 200), region.realloc(0, 0, 500), region.realloc(0, 0, 90_000)];
+    heap.bytes().fill(9, REGION.start, REGION.end);
+    region.vacate();
+
+    expect(region.restore({})).toBeUndefined();
+    expect(region.restore(template)).toBe(kept);
+    expect(heap.bytes().slice(REGION.start, used)).toEqual(saved);
+    // The same allocations get the same blocks as the first time round.
+    expect([region.realloc(0, 0, 200), region.realloc(0, 0, 500)]).toEqual(later.slice(0, 2));
+  });
+
+  it('saves no image while a block is spilled, and none for a region of no bytes', () => {
+    const template = {};
+    const spilling = new MemoryRegion(1, REGION.start, REGION.end, fakeHeap());
+    spilling.realloc(0, 0, 100_000);
+    spilling.save(template, 1);
+    expect(spilling.holds(template)).toBe(false);
+
+    const heap = fakeHeap();
+    const empty = new MemoryRegion(2, 0, 0, heap);
+    const block = empty.realloc(0, 0, 16);
+    expect(heap.live.has(block)).toBe(true);
+    empty.save(template, 1);
+    expect(empty.holds(template)).toBe(false);
+    empty.release(block, 16);
+    expect(heap.live.size).toBe(0);
+  });
+});
