@@ -29,6 +29,8 @@ export interface RunContext {
   runId: string;
   prompt: Prompt;
   platform: LuaPlatform;
+  /** What the run's VMs are tagged with (RunOptions.owner). */
+  vmOwner: object | undefined;
   args: { [name: string]: Json };
   seed: RunSeed;
   vars: VarState;

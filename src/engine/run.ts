@@ -45,6 +45,11 @@ export interface RunOptions {
   onBlocked?: (blocked: boolean) => void;
   /** When the Host cannot satisfy the prompt: the requirements notice; the run fails before it starts. */
   requirementsNotice?: string;
+  /**
+   * Tags the run's Lua VMs, so that a host which gives the run up without letting it end (a
+   * run object whose memory was dropped) can close them: LuaPlatform.closeVmsOf.
+   */
+  owner?: object;
 }
 
 /** How a run ended. */
@@ -71,6 +76,7 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
     runId: options.runId ?? 'run-1',
     prompt: options.prompt,
     platform: options.platform,
+    vmOwner: options.owner,
     args: options.args ?? {},
     seed: await deriveRunSeed(options.seed ?? '0'),
     vars: new VarState(),

@@ -32,6 +32,7 @@ import { parsePromptCached } from './parsed-prompts.ts';
 import { AskBroker } from './ask-broker.ts';
 import { DurableRunStore } from './durable-store.ts';
 import { isolatePlatform } from './lua-platform.ts';
+import type { LuaPlatform } from '../engine/lua/vm.ts';
 import type { RunState } from './run-state.ts';
 
 /** What a live run is built with. */
@@ -43,6 +44,14 @@ export interface LiveRunOptions {
   /** Called whenever the run may have become suspended or running again (see `suspended`). */
   changed: () => void;
 }
+
+/**
+ * The runs executing in this isolate, by run id. A run object whose memory is dropped (an
+ * eviction, a reset) leaves its LiveRun behind, with the VMs of the entries it was in:
+ * nothing drives them again, but they hold their memory until the next LiveRun of the same
+ * run closes them.
+ */
+const executing = new Map<string, LiveRun>();
 
 /** A run executing in memory. */
 export class LiveRun {
@@ -59,10 +68,23 @@ export class LiveRun {
   /** The last journal entry committed, and the last one known durable. */
   private committed = 0;
   private durableUpTo = 0;
+  private platform: LuaPlatform | null = null;
 
   constructor(private readonly options: LiveRunOptions) {
     this.broker = new AskBroker(options.state, () => this.stirred());
+    const runId = options.state.meta()!.run_id;
+    executing.get(runId)?.abandon();
+    executing.set(runId, this);
     this.outcome = this.run();
+    const forget = () => {
+      if (executing.get(runId) === this) executing.delete(runId);
+    };
+    this.outcome.then(forget, forget);
+  }
+
+  /** Closes the VMs of a run whose object is gone, where they stand: nothing will drive them again. */
+  private abandon(): void {
+    this.platform?.closeVmsOf(this);
   }
 
   /** True when the run can go no further without an answer: the Engine is blocked, and every effect in flight is an operator ask. */
@@ -83,7 +105,9 @@ export class LiveRun {
     if (!parsed.ok) throw new Error(`the run's prompt no longer parses: ${parsed.errors[0]?.message}`);
     const store = new DurableRunStore(state);
     const platform = await isolatePlatform();
+    this.platform = platform;
     return runOnHost(platform, this.counted(this.options.host(this.broker)), {
+      owner: this,
       prompt: parsed.prompt,
       args: state.args(),
       seed: meta.seed,

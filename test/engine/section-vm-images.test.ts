@@ -8,7 +8,7 @@ import wasmoon from 'wasmoon';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LuaPlatform } from '../../src/engine/lua/vm.ts';
 import type { JournalEntry } from '../../src/engine/journal.ts';
-import type { Harness } from '../../src/engine/effects.ts';
+import { answered, type EffectAnswer, type Harness } from '../../src/engine/effects.ts';
 import { lua, prompt, resultOf, run } from './helpers.ts';
 
 const refusingHarness: Harness = {
@@ -159,5 +159,24 @@ return 'ended'`);
       expect(resultOf(outcome)).toBe('ended');
       expect(outcome.events.filter((event) => event.type === 'log')).toEqual([]);
     }
+  });
+});
+
+describe("a run's VMs closed by the host that gave the run up", () => {
+  it('close where they stand, and their threads refuse to run again', async () => {
+    let release: ((answer: EffectAnswer) => void) | undefined;
+    const harness: Harness = { perform: () => new Promise((resolve) => (release = resolve)) };
+    const owner = {};
+    const before = withRegions.openVms;
+    const pending = run(withRegions, lua("return store.read('a.md')"), { harness, owner });
+    while (!release) await new Promise((resolve) => setTimeout(resolve, 1));
+    expect(withRegions.openVms).toBe(before + 1);
+    withRegions.closeVmsOf(owner);
+    expect(withRegions.openVms).toBe(before);
+    // Another entry takes the region meanwhile.
+    expect(resultOf(await run(withRegions, lua('return 7')))).toBe('7');
+    release(answered('too late'));
+    await expect(pending).rejects.toThrow('a Lua thread was resumed after its VM was closed');
+    expect(resultOf(await run(withRegions, lua('return 8')))).toBe('8');
   });
 });

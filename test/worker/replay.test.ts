@@ -11,7 +11,7 @@ import type { RunView, StreamEvent } from '../../src/worker/run-view.ts';
 import { call, drive, getRun, json, kvRecord, settled, testEnv, untilServed } from './app/client.ts';
 import { DESK, DESK_EFFECTS } from './app/prompts.ts';
 import { performedBy } from './app/test-host.ts';
-import { armFault, dropObjects } from './app/test-worker.ts';
+import { armFault, dropObjects, openVms } from './app/test-worker.ts';
 
 const ANSWERS = ['Ada', 'Friday'];
 
@@ -87,6 +87,8 @@ describe('a run whose object is evicted while it waits on an ask', () => {
     expect(after.events).toEqual(baseline.events);
     expect(after.performed).toEqual(baseline.performed);
     expect(after.log).toBe(baseline.log);
+    // The VM the dropped object left waiting was closed when the run came back.
+    expect(await openVms()).toBe(0);
   });
 });
 
@@ -128,6 +130,7 @@ describe('the fault matrix: memory dropped right after each journaled effect', (
       expect(after.events).toEqual(baseline.events);
       expect(after.performed).toEqual(baseline.performed);
       expect(after.log).toBe(baseline.log);
+      expect(await openVms()).toBe(0);
     });
   }
 });

@@ -47,6 +47,8 @@ export interface VmOptions {
   memoryLimit?: number;
   /** How the VM is set up before anything particular to it; see VmTemplate. */
   template?: VmTemplate;
+  /** Whoever the VM works for: LuaPlatform.closeVmsOf closes every VM of one owner. */
+  owner?: object;
 }
 
 /**
@@ -288,10 +290,11 @@ export class LuaPlatform {
    */
   async newVm(options: VmOptions = {}): Promise<LuaVm> {
     const template = options.template;
-    if (template === undefined) return this.plainVm(options.memoryLimit);
+    if (template === undefined) return this.plainVm(options.memoryLimit, options.owner);
     const region = this.idleRegion(template);
     region.busy = true;
     const vm = new LuaVm(this, region.id, options.memoryLimit, template, region);
+    vm.owner = options.owner;
     this.vms.set(region.id, vm);
     const saved = region.restore(template);
     if (saved !== undefined) {
@@ -316,9 +319,10 @@ export class LuaPlatform {
   }
 
   /** A VM with no template: a state of its own in the heap, freed by lua_close. */
-  private plainVm(limit: number | undefined): LuaVm {
+  private plainVm(limit: number | undefined, owner: object | undefined): LuaVm {
     const id = this.nextVm++;
     const vm = new LuaVm(this, id, limit);
+    vm.owner = owner;
     this.vms.set(id, vm);
     // Made with the C allocator: the Engine's own set-up runs without a JS call per
     // allocation; limitMemory() switches to the counting allocator before prompt code runs.
@@ -379,6 +383,19 @@ export class LuaPlatform {
   /** Forgets a closed VM. */
   release(id: number): void {
     this.vms.delete(id);
+  }
+
+  /**
+   * Closes every VM of `owner` where it stands, for an owner that will never drive them again
+   * (a run object's memory dropped while the run waited). Their threads refuse to resume.
+   */
+  closeVmsOf(owner: object): void {
+    for (const vm of [...this.vms.values()]) if (vm.owner === owner) vm.close();
+  }
+
+  /** How many VMs are open. */
+  get openVms(): number {
+    return this.vms.size;
   }
 
   /**
@@ -532,6 +549,8 @@ export class LuaVm {
   heapBytes = 0;
   /** True once the VM's allocations count against its memory limit (limitMemory). */
   counting = false;
+  /** Whoever the VM works for (VmOptions.owner). */
+  owner: object | undefined;
   /** Set when the count hook paused a thread; the runtime reads and clears it (takePaused). */
   paused = false;
   /** Set to stop the running thread at its next instruction, once the current leaf returns. */
@@ -674,7 +693,7 @@ export class LuaVm {
     // lua_newthread leaves the thread on the main stack, which keeps it from being collected.
     const thread = c.newthread(this.state) as number;
     if (c.getglobal(thread, c.name(functionName)) !== LUA_TFUNCTION) throw new Error(`no Lua function named ${functionName}`);
-    return new LuaThread(this.platform, thread);
+    return new LuaThread(this.platform, thread, this);
   }
 
   /** Bytes the Lua heap holds, when the VM tracks them. */
@@ -698,7 +717,7 @@ export class LuaVm {
    * entry (no finalizers), and nothing is freed object by object.
    */
   close(): void {
-    if (this.closed) return;
+    if (this.isClosed) return;
     this.closed = true;
     if (this.region) {
       this.region.vacate();
@@ -710,6 +729,11 @@ export class LuaVm {
     this.state = 0;
     this.platform.release(this.id);
   }
+
+  /** True once the VM is closed: its memory may hold another VM by now. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
   private closed = false;
 }
 
@@ -718,10 +742,13 @@ export class LuaThread {
   constructor(
     private readonly platform: LuaPlatform,
     private readonly state: number,
+    private readonly vm: LuaVm,
   ) {}
 
   /** Resumes the coroutine with the given values (the first resume passes the function's arguments). */
   resume(args: LuaScalar[]): ResumeResult {
+    // A closed VM's memory may already hold another VM.
+    if (this.vm.isClosed) throw new Error('a Lua thread was resumed after its VM was closed');
     const platform = this.platform;
     const c = platform.c;
     const state = this.state;

@@ -15,6 +15,7 @@ import type { Operator } from '../../../src/host/operator.ts';
 import type { KvNamespace } from '../../../src/worker/platform-types.ts';
 import { createApp } from '../../../src/worker/app.ts';
 import { RunObject as WorkerRunObject } from '../../../src/worker/run-object.ts';
+import { isolatePlatform } from '../../../src/worker/lua-platform.ts';
 import { testHost } from './test-host.ts';
 
 let faultAt: number | null = null;
@@ -106,6 +107,11 @@ export class RunObject extends WorkerRunObject {
  */
 export async function dropObjects(): Promise<void> {
   await abortAllDurableObjects();
+}
+
+/** How many Lua VMs the isolate holds open. */
+export async function openVms(): Promise<number> {
+  return (await isolatePlatform()).openVms;
 }
 
 export default createApp();
