@@ -71,8 +71,8 @@ export interface PlatformOptions {
   regionBytes?: number;
 }
 
-const DEFAULT_REGIONS = 8;
-const DEFAULT_REGION_BYTES = 1024 * 1024;
+const DEFAULT_REGIONS = 16;
+const DEFAULT_REGION_BYTES = 512 * 1024;
 
 const LUA_OK = 0;
 const LUA_YIELD = 1;
