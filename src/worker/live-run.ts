@@ -48,10 +48,20 @@ export interface LiveRunOptions {
 /**
  * The runs executing in this isolate, by run id. A run object whose memory is dropped (an
  * eviction, a reset) leaves its LiveRun behind, with the VMs of the entries it was in:
- * nothing drives them again, but they hold their memory until the next LiveRun of the same
- * run closes them.
+ * nothing drives them again, but they hold their memory until the run's next object in this
+ * isolate closes them (abandonEarlierExecution).
  */
 const executing = new Map<string, LiveRun>();
+
+/**
+ * Closes the VMs a dropped object of run `runId` left behind, if this isolate holds any.
+ * Called by every new run object: a Durable Object has one instance at a time, so a LiveRun
+ * of the same run that is still registered belongs to an instance that is gone.
+ */
+export function abandonEarlierExecution(runId: string): void {
+  executing.get(runId)?.abandon();
+  executing.delete(runId);
+}
 
 /** A run executing in memory. */
 export class LiveRun {
@@ -73,7 +83,7 @@ export class LiveRun {
   constructor(private readonly options: LiveRunOptions) {
     this.broker = new AskBroker(options.state, () => this.stirred());
     const runId = options.state.meta()!.run_id;
-    executing.get(runId)?.abandon();
+    abandonEarlierExecution(runId);
     executing.set(runId, this);
     this.outcome = this.run();
     const forget = () => {
@@ -83,7 +93,7 @@ export class LiveRun {
   }
 
   /** Closes the VMs of a run whose object is gone, where they stand: nothing will drive them again. */
-  private abandon(): void {
+  abandon(): void {
     this.platform?.closeVmsOf(this);
   }
 

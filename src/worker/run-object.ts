@@ -15,7 +15,7 @@ import { sameSecret } from './constant-time.ts';
 import type { Env } from './env.ts';
 import { eventStream, resumePoint } from './event-stream.ts';
 import { syncToKv } from './kv-sync.ts';
-import { LiveRun } from './live-run.ts';
+import { abandonEarlierExecution, LiveRun } from './live-run.ts';
 import type { KvNamespace } from './platform-types.ts';
 import { alarmDuty, KV_SYNC_DELAY_MS, nextAlarm, timeoutReason } from './run-alarm.ts';
 import type { RunObjectApi, StartSpec, ViewOutcome } from './run-object-api.ts';
@@ -31,6 +31,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
 
   constructor(ctx: ConstructorParameters<typeof DurableObject<Env>>[0], env: Env) {
     super(ctx, env);
+    abandonEarlierExecution(ctx.id.toString());
     this.state = new RunState(ctx.storage);
     this.state.onEvent = () => this.notify();
   }

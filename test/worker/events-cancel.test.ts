@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { StreamEvent } from '../../src/worker/run-view.ts';
 import { call, getRun, json, kvRecord, settled, testEnv } from './app/client.ts';
 import { DESK, WAITER } from './app/prompts.ts';
-import { dropObjects } from './app/test-worker.ts';
+import { dropObjects, openVms } from './app/test-worker.ts';
 
 beforeAll(async () => {
   await call('PUT', '/prompts/desk', { body: DESK });
@@ -101,6 +101,8 @@ describe('POST /runs/:id/cancel', () => {
     const view = await json(await call('POST', `/runs/${runId}/cancel`), 200);
     expect(view).toMatchObject({ status: 'cancelled', error: { kind: 'Cancelled', message: 'the run was cancelled: cancelled through the API' } });
     expect(await kvRecord(runId)).toMatchObject({ status: 'cancelled' });
+    // The VM the dropped object left waiting is closed, though the run never ran again.
+    expect(await openVms()).toBe(0);
   });
 
   it('answers 404 for an unknown run', async () => {
