@@ -150,6 +150,17 @@ return #t .. ':' .. t[40000]:sub(1, 3)`);
     expect(oneRegion.lua.module.HEAPU8.length).toBe(heapBytes);
   });
 
+  it('restores images after the wasm memory has grown (a new buffer)', async () => {
+    const platform = await LuaPlatform.create(() => new wasmoon.LuaFactory(), undefined, { regions: 2 });
+    expect(resultOf(await run(platform, vandal))).toBe('done');
+    const before = platform.lua.module.HEAPU8.length;
+    const big = lua(`local t = {} for i = 1, 300000 do t[i] = string.rep('y', 90) .. i end return #t`);
+    expect(resultOf(await run(platform, big, { limits: { memoryBytes: 200 * 1024 * 1024 } }))).toBe('300000');
+    expect(platform.lua.module.HEAPU8.length).toBeGreaterThan(before);
+    const clean = resultOf(await run(noRegions, witness));
+    for (let i = 0; i < 3; i++) expect(resultOf(await run(platform, witness))).toBe(clean);
+  });
+
   it('runs no Lua once the entry has ended: a finalizer left pending does not run', async () => {
     const pending = lua(`
 kept = setmetatable({}, { __gc = function() print('finalized') end })
