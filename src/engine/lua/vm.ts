@@ -71,7 +71,7 @@ export interface PlatformOptions {
   regionBytes?: number;
 }
 
-const DEFAULT_REGIONS = 16;
+const DEFAULT_REGIONS = 32;
 const DEFAULT_REGION_BYTES = 512 * 1024;
 
 const LUA_OK = 0;
