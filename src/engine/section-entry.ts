@@ -56,7 +56,7 @@ const DISPATCH_LEAF = 0;
  * its entry (main.lua's `__rv_bind` gives it that). A memory region saves the result once and
  * copies it back for every later entry (vm.ts).
  */
-export const SECTION_VM: VmTemplate = {
+const SECTION_VM: VmTemplate = {
   modules: LAZY_MODULES,
   build(vm) {
     vm.setNull('__rv_null');

@@ -679,7 +679,10 @@ export class LuaVm {
     const c = platform.c;
     const state = this.state;
     const base = c.gettop(state);
-    if (c.getglobal(state, c.name(name)) !== LUA_TFUNCTION) throw new Error(`no Lua function named ${name}`);
+    if (c.getglobal(state, c.name(name)) !== LUA_TFUNCTION) {
+      c.settop(state, base);
+      throw new Error(`no Lua function named ${name}`);
+    }
     if (c.pcallk(state, 0, 0, 0, 0, 0) !== LUA_OK) {
       const message = String(readScalar(platform, state, -1));
       c.settop(state, base);
