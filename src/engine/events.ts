@@ -20,21 +20,30 @@ export interface EventPlace {
   turn: number;
 }
 
-/** The run's event stream: numbers events and hands each to the listener as it happens. */
+/**
+ * The run's event stream: numbers events and hands each to the listener as it happens. The
+ * first `known` events are only counted: a host that already holds them from an earlier
+ * execution of the run (a replay emits them again) needs neither them nor their cost.
+ */
 export class EventLog {
   private readonly events: RunEvent[] = [];
+  private count = 0;
 
-  constructor(private readonly listener?: (event: RunEvent) => void) {}
+  constructor(
+    private readonly listener?: (event: RunEvent) => void,
+    private readonly known = 0,
+  ) {}
 
   /** Records an event of `type` at `place` with extra fields. */
-  emit(type: string, place: EventPlace, fields: Record<string, Json | undefined> = {}): RunEvent {
-    const event: RunEvent = { seq: this.events.length + 1, type, ...place, ...fields };
+  emit(type: string, place: EventPlace, fields: Record<string, Json | undefined> = {}): void {
+    const seq = ++this.count;
+    if (seq <= this.known) return;
+    const event: RunEvent = { seq, type, ...place, ...fields };
     this.events.push(event);
     this.listener?.(event);
-    return event;
   }
 
-  /** Every event so far. */
+  /** Every event so far, after the known ones. */
   all(): RunEvent[] {
     return this.events.slice();
   }

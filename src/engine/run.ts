@@ -33,6 +33,12 @@ export interface RunOptions {
   /** Called with each new journal entry before its answer reaches Lua (persist it here). */
   onJournal?: (entry: JournalEntry) => void | Promise<void>;
   onEvent?: (event: RunEvent) => void;
+  /**
+   * How many of the run's events the host already holds from an earlier execution (a replay
+   * emits them again): they are counted, not made or reported, and the outcome's events
+   * start after them.
+   */
+  eventsKnown?: number;
   limits?: Partial<RunLimits>;
   signal?: AbortSignal;
   /** The run's Packs and tools, prepared by the Host; an empty catalog when absent. */
@@ -60,7 +66,7 @@ export type RunOutcome =
 /** Runs a prompt to its end. */
 export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
-  const events = new EventLog(options.onEvent);
+  const events = new EventLog(options.onEvent, options.eventsKnown);
   const effects = new EffectRunner(options.harness, options.journal ?? [], options.onJournal);
   const stop = new StopSwitch(limits, options.signal);
   const scheduler = new Scheduler({

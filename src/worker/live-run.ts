@@ -124,6 +124,8 @@ export class LiveRun {
       runId: meta.run_id,
       store,
       journal: state.journal(),
+      // The stream holds these already: a replay emits them again, and they would be skipped.
+      eventsKnown: state.progress().engine_events,
       signal: this.controller.signal,
       onBlocked: (blocked) => {
         this.blocked = blocked;

@@ -36,6 +36,18 @@ describe('replay of a journal', () => {
     expect(replay.events).toEqual(first.events);
   });
 
+  it('counts the events the host says it holds, and reports only the ones after them', async () => {
+    const first = await run(platform, storeWork);
+    const known = 4;
+    const heard: number[] = [];
+    const store = new MemoryRunStore();
+    store.files.set('notes.md', 'one two');
+    const resumed = await run(platform, storeWork, { journal: first.journal.slice(0, 2), store, eventsKnown: known, onEvent: (event) => heard.push(event.seq) });
+    expect(resultOf(resumed)).toBe(resultOf(first));
+    expect(resumed.events).toEqual(first.events.slice(known));
+    expect(heard).toEqual(first.events.slice(known).map((event) => event.seq));
+  });
+
   it('replays a failed effect as the same failure', async () => {
     const target = lua(`local ok, err = pcall(store.read, 'missing.md')\nreturn err.kind .. ': ' .. tostring(err)`);
     const first = await run(platform, target);
