@@ -17,7 +17,7 @@ export class Conversation {
 
   /** Replaces the records from position `from` (1-based) on with `texts`. */
   update(from: number, texts: readonly string[]): void {
-    for (const dropped of this.records.slice(from - 1)) this.characters -= dropped.length;
+    for (let i = from - 1; i < this.records.length; i++) this.characters -= this.records[i]!.length;
     this.records.length = from - 1;
     this.prefixDigests.length = from - 1;
     this.parsed.length = Math.min(this.parsed.length, from - 1);
@@ -25,13 +25,13 @@ export class Conversation {
       this.characters += text.length;
       const previous = this.prefixDigests[this.prefixDigests.length - 1] ?? '';
       this.records.push(text);
-      this.prefixDigests.push(digestText(previous + text));
+      this.prefixDigests.push(digestText(previous, text));
     }
   }
 
   /** The digest of a round over these records with the given head and tools. */
   digest(head: string, tools: string): string {
-    return digestText(`${head}\n${this.tools(tools).digest}\n${this.prefixDigests[this.prefixDigests.length - 1] ?? ''}`);
+    return digestText(head, '\n', this.tools(tools).digest, '\n', this.prefixDigests[this.prefixDigests.length - 1] ?? '');
   }
 
   /** A section's tool list is the same text every round: digested and parsed once. */

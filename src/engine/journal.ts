@@ -74,15 +74,18 @@ export function sameJson(a: unknown, b: unknown): boolean {
 
 /**
  * A 64-bit FNV-1a digest of a text, in hex: a fingerprint for noticing a replay that asks for
- * something else, not a defence against anyone forging one.
+ * something else, not a defence against anyone forging one. Several parts digest as their
+ * concatenation would, without making it.
  */
-export function digestText(text: string): string {
+export function digestText(...parts: string[]): string {
   let a = 0x811c9dc5;
   let b = 0x050c5d1f;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    a = Math.imul(a ^ code, 0x01000193);
-    b = Math.imul(b ^ code, 0x01000193) ^ (a >>> 7);
+  for (const text of parts) {
+    for (let i = 0; i < text.length; i++) {
+      const code = text.charCodeAt(i);
+      a = Math.imul(a ^ code, 0x01000193);
+      b = Math.imul(b ^ code, 0x01000193) ^ (a >>> 7);
+    }
   }
   return (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0');
 }
