@@ -150,3 +150,14 @@ describe('comparing a replayed effect with its journal entry', () => {
     expect(sameJson([], {})).toBe(false);
   });
 });
+
+describe('the digest a model round is journaled by', () => {
+  it('stays what journals already hold, and digests parts as their concatenation', async () => {
+    const { digestText } = await import('../../src/engine/journal.ts');
+    // Pinned: a change here makes every stored journal's model rounds read as diverged.
+    expect(digestText('{"role":"user"}')).toBe('3dfa53b0b23995f9');
+    expect(digestText('')).toBe('811c9dc5050c5d1f');
+    expect(digestText('{"role":', '"user"}')).toBe(digestText('{"role":"user"}'));
+    expect(digestText('a', '', 'bc')).not.toBe(digestText('acb'));
+  });
+});
