@@ -142,8 +142,8 @@ export class LiveRun {
       onEvent: (event) => {
         // A cancelled task asks no more: its pending asks (and its own tasks') close.
         if (event.type === 'task_cancelled') this.broker.closeAsksOf(event.task);
-        // Stored under the stream's own seq (appendEvent numbers it); a replay's regenerated
-        // events are skipped there before anything is copied.
+        // Stored under the stream's own seq (appendEvent numbers it). A replay does not emit
+        // the events the stream holds (eventsKnown); appendEvent would skip them too.
         state.appendEvent(event, event.seq);
       },
     });
