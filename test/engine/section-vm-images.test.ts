@@ -26,11 +26,8 @@ beforeAll(async () => {
   noRegions = await LuaPlatform.create(() => new wasmoon.LuaFactory(), undefined, { regions: 0 });
 });
 
-const platforms = () => [
-  ['regions', withRegions],
-  ['one region', oneRegion],
-  ['no region', noRegions],
-] as const;
+/** Regions for every VM, one region (the rest built afresh), none at all. */
+const platforms = () => [withRegions, oneRegion, noRegions];
 
 /** A section that changes everything a section's code can reach in its VM. */
 const vandal = lua(`
@@ -39,7 +36,6 @@ string.upper = nil
 table.insert = function() error('patched') end
 math.randomseed(12345)
 json.encode = nil
-local mt = getmetatable(var)
 setmetatable(_G, { __index = function() return 'ghost' end })
 return 'done'`);
 
@@ -53,7 +49,7 @@ describe('Every section entry starts empty (the Tools chapter)', () => {
   it('gives each entry a VM untouched by the entries before it, however the VM was made', async () => {
     const clean = resultOf(await run(noRegions, witness));
     expect(clean).toMatch(/^nil function ok nil function \d+$/);
-    for (const [, platform] of platforms()) {
+    for (const platform of platforms()) {
       for (let round = 0; round < 3; round++) {
         expect(resultOf(await run(platform, vandal))).toBe('done');
         expect(resultOf(await run(platform, witness))).toBe(clean);
@@ -65,7 +61,7 @@ describe('Every section entry starts empty (the Tools chapter)', () => {
     const twoSections = prompt(
       "# Two\n\n## First\n\n```lua\nleftover = 1\ntools.offer(tools.required())\n```\n\n## Second\n\n```lua\nreturn tostring(rawget(_G, 'leftover'))\n```\n",
     );
-    for (const [, platform] of platforms()) expect(resultOf(await run(platform, twoSections))).toBe('nil');
+    for (const platform of platforms()) expect(resultOf(await run(platform, twoSections))).toBe('nil');
   });
 });
 
@@ -107,7 +103,7 @@ return item * 10 + math.random(9)
 describe('a run whose VMs come from images, from a lone region or from fresh builds', () => {
   it('has the same result, events and journal every way', async () => {
     const outcomes = [];
-    for (const [, platform] of platforms()) outcomes.push(await run(platform, busy, { model: [{ content: 'hi' }] }));
+    for (const platform of platforms()) outcomes.push(await run(platform, busy, { model: [{ content: 'hi' }] }));
     const [first, ...others] = outcomes;
     expect(first!.status).toBe('completed');
     for (const other of others) {
@@ -131,7 +127,7 @@ describe('a run whose VMs come from images, from a lone region or from fresh bui
 
 describe('memory in a section VM', () => {
   it('holds the memory limit, and the next entry in the same place starts clean', async () => {
-    for (const [, platform] of platforms()) {
+    for (const platform of platforms()) {
       const outcome = await run(platform, lua(`return #string.rep('x', 64 * 1024 * 1024)`));
       expect(outcome.status === 'failed' && outcome.error.message).toContain('not enough memory');
       expect(resultOf(await run(platform, lua('return 1 + 1')))).toBe('2');
@@ -165,7 +161,7 @@ return #t .. ':' .. t[40000]:sub(1, 3)`);
     const pending = lua(`
 kept = setmetatable({}, { __gc = function() print('finalized') end })
 return 'ended'`);
-    for (const [, platform] of platforms()) {
+    for (const platform of platforms()) {
       const outcome = await run(platform, pending);
       expect(resultOf(outcome)).toBe('ended');
       expect(outcome.events.filter((event) => event.type === 'log')).toEqual([]);
