@@ -293,7 +293,7 @@ export class LuaPlatform {
     if (template === undefined) return this.plainVm(options.memoryLimit, options.owner);
     const region = this.idleRegion(template);
     region.busy = true;
-    const vm = new LuaVm(this, region.id, options.memoryLimit, template, region);
+    const vm = new LuaVm(this, region.id, options.memoryLimit, template.modules, region);
     vm.owner = options.owner;
     this.vms.set(region.id, vm);
     const saved = region.restore(template);
@@ -544,7 +544,6 @@ export class LuaPlatform {
 export class LuaVm {
   private state = 0;
   private readonly leaves: LuaLeaf[] = [];
-  private readonly modules: Record<string, RuntimeChunk>;
   /** Bytes the Lua heap holds (tracked when the VM has a memory limit). */
   heapBytes = 0;
   /** True once the VM's allocations count against its memory limit (limitMemory). */
@@ -561,12 +560,11 @@ export class LuaVm {
     private readonly platform: LuaPlatform,
     private readonly id: number,
     readonly memoryLimit: number | undefined,
-    template?: VmTemplate,
+    /** The runtime modules the VM's module loader serves (its template's). */
+    private readonly modules: Record<string, RuntimeChunk> = {},
     /** Where a template VM's blocks live. */
     readonly region?: MemoryRegion,
-  ) {
-    this.modules = template?.modules ?? {};
-  }
+  ) {}
 
   /** Binds the lua_State once it exists (the allocator needs the VM first). */
   attach(state: number): void {
