@@ -5,16 +5,17 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryRegion, capacityOf, classOf, type WasmHeap } from '../../src/engine/lua/memory-region.ts';
 
-/** A heap of 1 MiB whose malloc hands out blocks from 512 KiB on, and records what is live. */
-function fakeHeap(options: { failMalloc?: boolean } = {}) {
-  const bytes = new Uint8Array(1 << 20);
-  let next = 1 << 19;
+/** A heap of 8 MiB whose malloc hands out blocks from 1 MiB on, and records what is live. */
+function fakeHeap(options: { failMalloc?: boolean; mallocs?: number } = {}) {
+  let mallocs = options.mallocs ?? Infinity;
+  const bytes = new Uint8Array(8 << 20);
+  let next = 1 << 20;
   const live = new Map<number, number>();
   const heap: WasmHeap & { live: Map<number, number> } = {
     live,
     bytes: () => bytes,
     malloc(size) {
-      if (options.failMalloc || next + size > bytes.length) return 0;
+      if (options.failMalloc || mallocs-- <= 0 || next + size > bytes.length) return 0;
       const pointer = next;
       next += (size + 15) & ~15;
       live.set(pointer, size);
@@ -73,7 +74,7 @@ describe('a memory region', () => {
     expect([...heap.bytes().subarray(grown, grown + 5)]).toEqual([1, 2, 3, 4, 5]);
   });
 
-  it('spills blocks that do not fit to malloc, and frees them when it is vacated', () => {
+  it('takes blocks that do not fit from malloc, and frees them when it is vacated', () => {
     const heap = fakeHeap();
     const region = new MemoryRegion(1, REGION.start, REGION.end, heap);
     const big = region.realloc(0, 0, 100_000);
@@ -119,20 +120,61 @@ describe('a memory region', () => {
     expect([region.realloc(0, 0, 200), region.realloc(0, 0, 500)]).toEqual(later.slice(0, 2));
   });
 
-  it('saves no image while a block is spilled, and none for a region of no bytes', () => {
+  it('carves on from a few doubling extension chunks once it is full, and frees them when vacated', () => {
+    const heap = fakeHeap();
+    const region = new MemoryRegion(1, REGION.start, REGION.end, heap);
+    const blocks = Array.from({ length: 3000 }, () => region.realloc(0, 0, 500));
+    // 3,000 blocks of 512 bytes: the region's 64 KiB, then chunks of 256 KiB, 512 KiB, 1 MiB.
+    expect(heap.live.size).toBe(3);
+    const sorted = [...blocks].sort((a, b) => a - b);
+    for (let i = 1; i < sorted.length; i++) expect(sorted[i]! - sorted[i - 1]!).toBeGreaterThanOrEqual(512);
+    // A block carved from a chunk is freed back to its class, not to malloc.
+    region.release(blocks[2999]!, 500);
+    expect(region.realloc(0, 0, 500)).toBe(blocks[2999]);
+    region.vacate();
+    expect(heap.live.size).toBe(0);
+  });
+
+  it('moves a large block that shrinks into a carved one, or keeps it when there is no room', () => {
+    const heap = fakeHeap();
+    const region = new MemoryRegion(1, REGION.start, REGION.end, heap);
+    const large = region.realloc(0, 0, 100_000);
+    heap.bytes().set([7, 8, 9], large);
+    const small = region.realloc(large, 100_000, 100);
+    expect(small).toBeLessThan(REGION.end);
+    expect([...heap.bytes().subarray(small, small + 3)]).toEqual([7, 8, 9]);
+    expect(heap.live.has(large)).toBe(false);
+
+    // No room to carve (malloc gives the large block, then nothing): the shrink keeps it.
+    const tight = fakeHeap({ mallocs: 1 });
+    const empty = new MemoryRegion(2, 0, 0, tight);
+    const kept = empty.realloc(0, 0, 100_000);
+    expect(empty.realloc(kept, 100_000, 100)).toBe(kept);
+    // Freed as what it is, a block of malloc's.
+    empty.release(kept, 100);
+    expect(tight.live.size).toBe(0);
+  });
+
+  it('saves no image while the VM has memory outside it, and none for a region of no bytes', () => {
     const template = {};
-    const spilling = new MemoryRegion(1, REGION.start, REGION.end, fakeHeap());
-    spilling.realloc(0, 0, 100_000);
-    spilling.save(template, 1);
-    expect(spilling.holds(template)).toBe(false);
+    const large = new MemoryRegion(1, REGION.start, REGION.end, fakeHeap());
+    large.realloc(0, 0, 100_000);
+    large.save(template, 1);
+    expect(large.holds(template)).toBe(false);
+
+    const extended = new MemoryRegion(2, REGION.start, REGION.start + 1024, fakeHeap());
+    extended.realloc(0, 0, 2000);
+    extended.save(template, 1);
+    expect(extended.holds(template)).toBe(false);
 
     const heap = fakeHeap();
-    const empty = new MemoryRegion(2, 0, 0, heap);
+    const empty = new MemoryRegion(3, 0, 0, heap);
     const block = empty.realloc(0, 0, 16);
-    expect(heap.live.has(block)).toBe(true);
+    expect(heap.live.size).toBe(1);
+    expect(block).toBeGreaterThanOrEqual(1 << 20);
     empty.save(template, 1);
     expect(empty.holds(template)).toBe(false);
-    empty.release(block, 16);
+    empty.vacate();
     expect(heap.live.size).toBe(0);
   });
 });

@@ -10,10 +10,11 @@
  * sharing nothing with the VM before it. Ending a VM is forgetting it.
  *
  * Lua hands its allocator the old size of every block (lua_Alloc), so the region keeps no
- * headers: blocks are carved from the region by size class and freed blocks wait on their
- * class's list. A block that does not fit spills to the heap's own malloc and is freed when
- * the VM ends; a region of no bytes spills everything, which is how a VM is made when every
- * region is taken.
+ * headers: blocks are carved by size class and freed blocks wait on their class's list. A VM
+ * that outgrows its region carves on from extension chunks it takes from the heap's own
+ * malloc, doubling in size; a block over 64 KiB comes from malloc on its own. Both are freed
+ * when the VM ends, a few calls in all. A region of no bytes starts in an extension chunk,
+ * which is how a VM is made when every region is taken.
  */
 
 /** What a region needs of the wasm heap. */
@@ -34,16 +35,23 @@ interface RegionImage {
   readonly free: readonly (readonly number[] | undefined)[];
 }
 
-/** Blocks above this size spill: a few big strings would otherwise use up the region. */
-const LARGEST_REGION_BLOCK = 64 * 1024;
+/** Blocks above this size come from malloc one by one: big strings, big arrays. */
+const LARGEST_CARVED_BLOCK = 64 * 1024;
+/** The first extension chunk a VM takes; each next one is twice the last, up to the most. */
+const FIRST_EXTENSION = 256 * 1024;
+const LARGEST_EXTENSION = 4 * 1024 * 1024;
 
 export class MemoryRegion {
-  /** The first byte never handed out since the region was last reset or restored. */
+  /** Where the next block is carved, and the end of the chunk it is carved from. */
   private top: number;
+  private limit: number;
   /** Freed blocks by size class. */
   private free: (number[] | undefined)[] = [];
-  /** Blocks of the current VM that live in malloc's heap, not the region. */
-  private readonly spilled = new Set<number>();
+  /** The extension chunks of the current VM: malloc's pointer, then the chunk's 16-aligned start and end. */
+  private readonly extensions: number[] = [];
+  private nextExtension = FIRST_EXTENSION;
+  /** Blocks over LARGEST_CARVED_BLOCK of the current VM, from malloc. */
+  private readonly large = new Set<number>();
   private image: RegionImage | undefined;
   /** True while a VM lives in the region. */
   busy = false;
@@ -56,6 +64,7 @@ export class MemoryRegion {
     private readonly heap: WasmHeap,
   ) {
     this.top = start;
+    this.limit = end;
   }
 
   /** True when the region has an image of `template` saved. */
@@ -69,6 +78,7 @@ export class MemoryRegion {
     if (!image || image.template !== template) return undefined;
     this.heap.bytes().set(image.bytes, this.start);
     this.top = image.top;
+    this.limit = this.end;
     this.free = image.free.map((list) => list?.slice());
     return image.state;
   }
@@ -77,15 +87,16 @@ export class MemoryRegion {
   reset(): void {
     this.image = undefined;
     this.top = this.start;
+    this.limit = this.end;
     this.free = [];
   }
 
   /**
-   * Saves the region as `template`'s image, with `state` its lua_State. Not when a block
-   * spilled: the image would point at memory the region does not own.
+   * Saves the region as `template`'s image, with `state` its lua_State. Not when the VM has
+   * memory outside the region: the image would point at memory the region does not own.
    */
   save(template: object, state: number): void {
-    if (this.spilled.size > 0 || this.end === this.start) return;
+    if (this.extensions.length > 0 || this.large.size > 0 || this.end === this.start) return;
     this.image = {
       template,
       state,
@@ -95,26 +106,37 @@ export class MemoryRegion {
     };
   }
 
-  /** Ends the VM the region holds: its spilled blocks are freed, the rest is forgotten. */
+  /** Ends the VM the region holds: its extension chunks and large blocks are freed, the rest is forgotten. */
   vacate(): void {
-    for (const pointer of this.spilled) this.heap.free(pointer);
-    this.spilled.clear();
+    for (let i = 0; i < this.extensions.length; i += 3) this.heap.free(this.extensions[i]!);
+    this.extensions.length = 0;
+    this.nextExtension = FIRST_EXTENSION;
+    for (const pointer of this.large) this.heap.free(pointer);
+    this.large.clear();
     this.busy = false;
   }
 
   /** lua_Alloc's realloc for a live block (`pointer` 0: a new one); 0 when there is no room. */
   realloc(pointer: number, oldSize: number, newSize: number): number {
     if (pointer === 0) return this.allocate(newSize);
-    if (!this.owns(pointer)) {
-      const moved = this.heap.realloc(pointer, newSize);
-      if (moved !== 0 && moved !== pointer) {
-        this.spilled.delete(pointer);
-        this.spilled.add(moved);
+    if (!this.carved(pointer)) {
+      if (newSize > LARGEST_CARVED_BLOCK) {
+        const moved = this.heap.realloc(pointer, newSize);
+        if (moved !== 0 && moved !== pointer) {
+          this.large.delete(pointer);
+          this.large.add(moved);
+        }
+        return moved;
       }
+      // Small enough now to be carved; if there is no room the large block will do.
+      const moved = this.allocate(newSize);
+      if (moved === 0) return pointer;
+      this.heap.bytes().copyWithin(moved, pointer, pointer + newSize);
+      this.release(pointer, oldSize);
       return moved;
     }
     const sizeClass = classOf(oldSize);
-    if (classOf(newSize) === sizeClass) return pointer;
+    if (newSize <= LARGEST_CARVED_BLOCK && classOf(newSize) === sizeClass) return pointer;
     const moved = this.allocate(newSize);
     // Lua counts on a shrink never failing: the block it has is big enough.
     if (moved === 0) return newSize <= oldSize ? pointer : 0;
@@ -125,33 +147,51 @@ export class MemoryRegion {
 
   /** lua_Alloc's free. */
   release(pointer: number, size: number): void {
-    if (this.owns(pointer)) {
+    if (this.carved(pointer)) {
       (this.free[classOf(size)] ??= []).push(pointer);
       return;
     }
     this.heap.free(pointer);
-    this.spilled.delete(pointer);
+    this.large.delete(pointer);
   }
 
   private allocate(size: number): number {
-    if (size <= LARGEST_REGION_BLOCK) {
-      const sizeClass = classOf(size);
-      const reused = this.free[sizeClass]?.pop();
-      if (reused !== undefined) return reused;
-      const capacity = capacityOf(sizeClass);
-      if (this.top + capacity <= this.end) {
-        const pointer = this.top;
-        this.top += capacity;
-        return pointer;
-      }
+    if (size > LARGEST_CARVED_BLOCK) {
+      const pointer = this.heap.malloc(size);
+      if (pointer !== 0) this.large.add(pointer);
+      return pointer;
     }
-    const pointer = this.heap.malloc(size);
-    if (pointer !== 0) this.spilled.add(pointer);
+    const sizeClass = classOf(size);
+    const reused = this.free[sizeClass]?.pop();
+    if (reused !== undefined) return reused;
+    const capacity = capacityOf(sizeClass);
+    if (this.top + capacity > this.limit && !this.extend(capacity)) return 0;
+    const pointer = this.top;
+    this.top += capacity;
     return pointer;
   }
 
-  private owns(pointer: number): boolean {
-    return pointer >= this.start && pointer < this.end;
+  /** Carves on from a new extension chunk (what is left of the current one goes unused). */
+  private extend(capacity: number): boolean {
+    const size = Math.max(this.nextExtension, capacity);
+    const block = this.heap.malloc(size + 15);
+    if (block === 0) return false;
+    const start = (block + 15) & ~15;
+    this.extensions.push(block, start, start + size);
+    this.nextExtension = Math.min(this.nextExtension * 2, LARGEST_EXTENSION);
+    this.top = start;
+    this.limit = start + size;
+    return true;
+  }
+
+  /** True for a block carved from the region or an extension chunk, false for a large one from malloc. */
+  private carved(pointer: number): boolean {
+    if (pointer >= this.start && pointer < this.end) return true;
+    const extensions = this.extensions;
+    for (let i = 1; i < extensions.length; i += 3) {
+      if (pointer >= extensions[i]! && pointer < extensions[i + 1]!) return true;
+    }
+    return false;
   }
 }
 
