@@ -121,7 +121,7 @@ async function w3(): Promise<Record<string, number>> {
   }
   console.log(`HTTP round trip (GET /health)          median ${median(roundTrip).toFixed(0).padStart(7)} us`);
   console.log('W3 resume, median us: inside the Worker (answer RPC until the run ends) | over local HTTP (client time)');
-  for (const [n, iterations] of [[0, 20], [10, 20], [100, 10], [1000, 3]] as const) {
+  for (const [n, iterations] of [[0, 20], [10, 20], [100, 20], [1000, 5]] as const) {
     const count = Math.max(2, Math.round(iterations * scale));
     for (const evict of [false, true]) {
       const inside: number[] = [];
