@@ -77,18 +77,20 @@ export class MemoryRegion {
     const image = this.image;
     if (!image || image.template !== template) return undefined;
     this.heap.bytes().set(image.bytes, this.start);
-    this.top = image.top;
-    this.limit = this.end;
-    this.free = image.free.map((list) => list?.slice());
+    this.rewind(image.top, image.free.map((list) => list?.slice()));
     return image.state;
   }
 
   /** Empties the region for a VM built from scratch (the saved image goes). */
   reset(): void {
     this.image = undefined;
-    this.top = this.start;
+    this.rewind(this.start, []);
+  }
+
+  private rewind(top: number, free: (number[] | undefined)[]): void {
+    this.top = top;
     this.limit = this.end;
-    this.free = [];
+    this.free = free;
   }
 
   /**

@@ -656,36 +656,43 @@ export class LuaVm {
     const c = platform.c;
     const state = this.state;
     const base = c.gettop(state);
-    const status = c.loadbufferx(state, pointer, size, c.name(`=${chunk.name}`), c.name('b'));
-    if (status !== LUA_OK) throw new Error(`loading ${chunk.name}: ${readScalar(platform, state, -1)}`);
-    ensureStack(platform, state, args.length);
-    for (const arg of args) pushScalar(platform, state, arg);
-    const called = c.pcallk(state, args.length, -1, 0, 0, 0);
-    if (called !== LUA_OK) {
+    if (c.loadbufferx(state, pointer, size, c.name(`=${chunk.name}`), c.name('b')) !== LUA_OK) {
       const message = String(readScalar(platform, state, -1));
       c.settop(state, base);
-      throw new Error(`running ${chunk.name}: ${message}`);
+      throw new Error(`loading ${chunk.name}: ${message}`);
     }
-    const values = readValues(platform, state, base + 1, c.gettop(state));
-    c.settop(state, base);
-    return values;
+    ensureStack(platform, state, args.length);
+    for (const arg of args) pushScalar(platform, state, arg);
+    return this.protectedCall(base, args.length, chunk.name);
   }
 
   /** Calls the global function `name` with no arguments and waits for it (it must not yield). */
   callGlobal(name: string): void {
+    const c = this.platform.c;
+    const base = c.gettop(this.state);
+    if (c.getglobal(this.state, c.name(name)) !== LUA_TFUNCTION) {
+      c.settop(this.state, base);
+      throw new Error(`no Lua function named ${name}`);
+    }
+    this.protectedCall(base, 0, name);
+  }
+
+  /**
+   * Calls the function pushed above `base`, below its `argCount` arguments; answers its results
+   * and puts the stack back at `base`, or raises the Lua error naming `what` it ran.
+   */
+  private protectedCall(base: number, argCount: number, what: string): LuaScalar[] {
     const platform = this.platform;
     const c = platform.c;
     const state = this.state;
-    const base = c.gettop(state);
-    if (c.getglobal(state, c.name(name)) !== LUA_TFUNCTION) {
-      c.settop(state, base);
-      throw new Error(`no Lua function named ${name}`);
-    }
-    if (c.pcallk(state, 0, 0, 0, 0, 0) !== LUA_OK) {
+    if (c.pcallk(state, argCount, -1, 0, 0, 0) !== LUA_OK) {
       const message = String(readScalar(platform, state, -1));
       c.settop(state, base);
-      throw new Error(`running ${name}: ${message}`);
+      throw new Error(`running ${what}: ${message}`);
     }
+    const values = readValues(platform, state, base + 1, c.gettop(state));
+    c.settop(state, base);
+    return values;
   }
 
   /** A new coroutine that will call the global function `name` when first resumed. */
