@@ -109,14 +109,18 @@ local function push_record(data, text)
 end
 
 --- What changed in the conversation since the last round: the first position to replace,
---- then the JSON text of every record from there on.
+--- then the JSON text of every record from there on, in a list reused by every round (it
+--- is unpacked at once).
+local changed_texts, changed_count = {}, 0
 local function conversation_changes()
   local from = math.min(dirty, sent + 1)
-  local texts, n = {}, 0
+  local texts, n = changed_texts, 0
   for i = from, #items do
     n = n + 1
     texts[n] = record_text[items[i]]
   end
+  for i = n + 1, changed_count do texts[i] = nil end
+  changed_count = n
   sent, dirty = #items, #items + 1
   return from, texts, n
 end
@@ -157,10 +161,14 @@ end
 
 --- question is nil for a round over the entry's conversation, or the text of a one-off round
 --- (models.infer), which sends only that question.
+local head_role, head_config, head_start = nil, nil, nil
 local function model_round(role, config_json, question, rendered)
   R.round = R.round + 1
   local turn = R.round
-  local head = '{"config":' .. config_json .. ',"role":' .. quote(role) .. ',"turn":' .. turn .. '}'
+  if role ~= head_role or config_json ~= head_config then
+    head_role, head_config, head_start = role, config_json, '{"config":' .. config_json .. ',"role":' .. quote(role) .. ',"turn":'
+  end
+  local head = head_start .. turn .. '}'
   local answer, base
   if question then
     local text = '{"content":' .. quote(question) .. ',"role":"user"}'
@@ -185,25 +193,23 @@ local function model_round(role, config_json, question, rendered)
   -- and arguments, the assistant record.
   base = base - 1
   local n = answer[base + 2]
-  local calls = {}
-  for k = 1, n do
-    local at = base + 2 + (k - 1) * 3
-    calls[k] = { id = answer[at + 1], name = answer[at + 2], arguments_json = answer[at + 3] }
+  local calls
+  -- One call, the common case, as one constructor: a list grown key by key rehashes.
+  if n == 1 then
+    calls = { { id = answer[base + 3], name = answer[base + 4], arguments_json = answer[base + 5] } }
+  else
+    calls = {}
+    for k = 1, n do
+      local at = base + 2 + (k - 1) * 3
+      calls[k] = { id = answer[at + 1], name = answer[at + 2], arguments_json = answer[at + 3] }
+    end
   end
-  local reply = { content = answer[base + 1], tool_calls = calls, record = answer[base + 3 + n * 3] }
   -- When every call names a catalog tool of the rendered list, the loop would batch them all
   -- with nothing of its own in between; the driver then runs them with the round and sends
-  -- each call's text and record after the reply's (the events are the same either way).
+  -- each call's text and record after the reply's (the events are the same either way): call
+  -- k's at answer[fused + 3k - 1] and answer[fused + 3k].
   local at = base + 3 + n * 3
-  if answer.n > at then
-    local results, records = {}, {}
-    for k = 1, n do
-      results[k] = answer[at + 3 * k - 1]
-      records[k] = answer[at + 3 * k]
-    end
-    reply.results, reply.records = results, records
-  end
-  return reply, turn
+  return { content = answer[base + 1], tool_calls = calls, record = answer[at], answer = answer, fused = answer.n > at and at or nil }, turn
 end
 R.model_round_raw = model_round
 model_round = send_round
@@ -395,22 +401,28 @@ local function loop(role, config_json, cap)
       push_record({ role = 'assistant', content = reply.content }, reply.record)
       return reply.content
     end
-    local results, records = reply.results, reply.records
-    if results then
+    local results, records
+    local fused, answer = reply.fused, reply.answer
+    if fused then
       for _, call in ipairs(calls) do R.count_call(rendered.by_name[call.name].tool) end
     else
       gate(calls, rendered, turn)
       results, records = run_calls(calls, rendered, turn)
     end
-    local record_calls = {}
-    for i, call in ipairs(calls) do
-      record_calls[i] = setmetatable({ id = call.id, name = call.name }, CallMT)
-      call_arguments[record_calls[i]] = call.arguments_json
+    local record_calls
+    if #calls == 1 then
+      record_calls = { setmetatable({ id = calls[1].id, name = calls[1].name }, CallMT) }
+    else
+      record_calls = {}
+      for i, call in ipairs(calls) do record_calls[i] = setmetatable({ id = call.id, name = call.name }, CallMT) end
     end
+    for i, call in ipairs(calls) do call_arguments[record_calls[i]] = call.arguments_json end
     push_record({ role = 'assistant', content = reply.content, tool_calls = record_calls }, reply.record)
     for i, call in ipairs(calls) do
-      local data = { role = 'tool', content = results[i], tool_call_id = call.id }
-      if records[i] then push_record(data, records[i]) else messages[#messages + 1] = data end
+      local result, record
+      if fused then result, record = answer[fused + 3 * i - 1], answer[fused + 3 * i] else result, record = results[i], records[i] end
+      local data = { role = 'tool', content = result, tool_call_id = call.id }
+      if record then push_record(data, record) else messages[#messages + 1] = data end
     end
     ::continue::
   end
