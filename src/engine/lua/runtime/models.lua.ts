@@ -149,18 +149,36 @@ local function tools_json(rendered)
   return rendered.json
 end
 
+--- True for the error of a round refused by the context precheck: it was not sent, so it
+--- takes no round number.
+local function refused_for_context(err)
+  return type(err) == 'table' and rawget(err, 'kind') == 'context'
+end
+
 --- One model round: sends the request as an effect (the driver reports the round's event),
---- returns the reply: content and calls {id, name, arguments_json}.
---- A round refused by the context precheck is not sent, so it takes no round number.
+--- returns the reply's content, then where the rest of the reply lies (see model_round).
 local function send_round(role, config_json, question, rendered)
-  local ok, reply, turn = pcall(R.model_round_raw, role, config_json, question, rendered)
-  if ok then return reply, turn end
-  if type(reply) == 'table' and rawget(reply, 'kind') == 'context' then R.round = R.round - 1 end
-  error(reply, 0)
+  local ok, content, answer, at, turn = pcall(R.model_round_raw, role, config_json, question, rendered)
+  if ok then return content, answer, at, turn end
+  if refused_for_context(content) then R.round = R.round - 1 end
+  error(content, 0)
+end
+
+--- The calls of a reply (see model_round) as a list of {id, name, arguments_json}.
+local function reply_calls(answer, at)
+  local calls = {}
+  for k = 1, answer[at + 2] do
+    calls[k] = { id = answer[at + 3 * k], name = answer[at + 3 * k + 1], arguments_json = answer[at + 3 * k + 2] }
+  end
+  return calls
 end
 
 --- question is nil for a round over the entry's conversation, or the text of a one-off round
---- (models.infer), which sends only that question.
+--- (models.infer), which sends only that question. Answers the reply's content, the answer's
+--- values and the position at which they start, and the round's turn. The values, read in
+--- place rather than copied into tables (a loop round reads each once): answer[at + 2] is the
+--- number of calls n; call k's id, name and arguments JSON are at answer[at + 3k], [at + 3k + 1]
+--- and [at + 3k + 2]; the assistant record is at answer[at + 3 + 3n].
 local head_role, head_config, head_start = nil, nil, nil
 local function model_round(role, config_json, question, rendered)
   R.round = R.round + 1
@@ -189,27 +207,7 @@ local function model_round(role, config_json, question, rendered)
     local fuse = not R.loading_prelude
     answer, base = R.effect_packed('model.round', head, role, turn, tools_json(rendered), map, fuse, from, n, table.unpack(texts, 1, n))
   end
-  -- The answer's values from answer[base]: content, the number of calls, each call's id, name
-  -- and arguments, the assistant record.
-  base = base - 1
-  local n = answer[base + 2]
-  local calls
-  -- One call, the common case, as one constructor: a list grown key by key rehashes.
-  if n == 1 then
-    calls = { { id = answer[base + 3], name = answer[base + 4], arguments_json = answer[base + 5] } }
-  else
-    calls = {}
-    for k = 1, n do
-      local at = base + 2 + (k - 1) * 3
-      calls[k] = { id = answer[at + 1], name = answer[at + 2], arguments_json = answer[at + 3] }
-    end
-  end
-  -- When every call names a catalog tool of the rendered list, the loop would batch them all
-  -- with nothing of its own in between; the driver then runs them with the round and sends
-  -- each call's text and record after the reply's (the events are the same either way): call
-  -- k's at answer[fused + 3k - 1] and answer[fused + 3k].
-  local at = base + 3 + n * 3
-  return { content = answer[base + 1], tool_calls = calls, record = answer[at], answer = answer, fused = answer.n > at and at or nil }, turn
+  return answer[base], answer, base - 1, turn
 end
 R.model_round_raw = model_round
 model_round = send_round
@@ -217,8 +215,7 @@ model_round = send_round
 local function infer(role, config_json, text)
   if type(text) == 'number' then text = R.scalar_text(text) end
   if type(text) ~= 'string' then R.raise('lua', 'models.infer takes text, got ' .. R.typename(text)) end
-  local reply = model_round(role, config_json, text, nil)
-  return reply.content
+  return (model_round(role, config_json, text, nil))
 end
 
 -- Running the calls of one reply -------------------------------------------------------------
@@ -332,7 +329,7 @@ local function summarize(role, config_json, records)
     lines[#lines + 1] = line
   end
   if #lines == 0 then return records end
-  local summary = model_round(role, config_json, SUMMARY_REQUEST .. table_concat(lines, '\n'), nil).content
+  local summary = model_round(role, config_json, SUMMARY_REQUEST .. table_concat(lines, '\n'), nil)
   local out = { { role = 'user', content = 'Summary of the conversation so far:\n' .. summary } }
   for i = keep_from, #records do out[#out + 1] = records[i] end
   return out
@@ -381,47 +378,51 @@ local function loop(role, config_json, cap)
       R.raise('tool', 'models.loop reached its round cap of ' .. cap .. ' rounds without a final reply')
     end
     rounds = rounds + 1
-    local ok, reply, turn = pcall(model_round, role, config_json, nil, rendered)
+    -- The raw round, under this loop's own pcall, with what send_round does on a refusal.
+    local ok, content, answer, at, turn = pcall(R.model_round_raw, role, config_json, nil, rendered)
     if not ok then
+      local err = content
+      if not refused_for_context(err) then error(err, 0) end
+      R.round = R.round - 1
       -- A round too big for the context window: compact once, then retry it.
-      if type(reply) == 'table' and rawget(reply, 'kind') == 'context' and not compacted then
-        compacted = true
-        rounds = rounds - 1
-        compact(role, config_json)
-        goto continue
-      end
-      if type(reply) == 'table' and rawget(reply, 'kind') == 'context' then
-        R.raise('model', reply.message .. ', even after compacting the conversation')
-      end
-      error(reply, 0)
+      if compacted then R.raise('model', err.message .. ', even after compacting the conversation') end
+      compacted = true
+      rounds = rounds - 1
+      compact(role, config_json)
+      goto continue
     end
     compacted = false
-    local calls = reply.tool_calls
-    if #calls == 0 then
-      push_record({ role = 'assistant', content = reply.content }, reply.record)
-      return reply.content
+    local n = answer[at + 2]
+    local record_at = at + 3 + 3 * n
+    if n == 0 then
+      push_record({ role = 'assistant', content = content }, answer[record_at])
+      return content
     end
+    -- When every call names a catalog tool of the rendered list, the loop would batch them
+    -- all with nothing of its own in between; the driver then runs them with the round and
+    -- sends each call's text and record after the reply's (the events are the same either
+    -- way): call k's at answer[record_at + 3k - 1] and answer[record_at + 3k].
+    local fused = answer.n > record_at
     local results, records
-    local fused, answer = reply.fused, reply.answer
     if fused then
-      for _, call in ipairs(calls) do R.count_call(rendered.by_name[call.name].tool) end
+      for k = 1, n do R.count_call(rendered.by_name[answer[at + 3 * k + 1]].tool) end
     else
+      local calls = reply_calls(answer, at)
       gate(calls, rendered, turn)
       results, records = run_calls(calls, rendered, turn)
     end
-    local record_calls
-    if #calls == 1 then
-      record_calls = { setmetatable({ id = calls[1].id, name = calls[1].name }, CallMT) }
-    else
-      record_calls = {}
-      for i, call in ipairs(calls) do record_calls[i] = setmetatable({ id = call.id, name = call.name }, CallMT) end
+    -- Presized for the common single call: a list grown from empty rehashes on its first key.
+    local record_calls = n == 1 and { false } or {}
+    for k = 1, n do
+      local record_call = setmetatable({ id = answer[at + 3 * k], name = answer[at + 3 * k + 1] }, CallMT)
+      record_calls[k] = record_call
+      call_arguments[record_call] = answer[at + 3 * k + 2]
     end
-    for i, call in ipairs(calls) do call_arguments[record_calls[i]] = call.arguments_json end
-    push_record({ role = 'assistant', content = reply.content, tool_calls = record_calls }, reply.record)
-    for i, call in ipairs(calls) do
+    push_record({ role = 'assistant', content = content, tool_calls = record_calls }, answer[record_at])
+    for k = 1, n do
       local result, record
-      if fused then result, record = answer[fused + 3 * i - 1], answer[fused + 3 * i] else result, record = results[i], records[i] end
-      local data = { role = 'tool', content = result, tool_call_id = call.id }
+      if fused then result, record = answer[record_at + 3 * k - 1], answer[record_at + 3 * k] else result, record = results[k], records[k] end
+      local data = { role = 'tool', content = result, tool_call_id = answer[at + 3 * k] }
       if record then push_record(data, record) else messages[#messages + 1] = data end
     end
     ::continue::
