@@ -48,8 +48,9 @@ function __rv_bind()
   env.prompt = state.sealed('prompt', { name = facts.prompt_name, title = facts.prompt_title, description = facts.prompt_description })
 end
 
--- tools, packs, models, messages and tasks are set up on first use: most sections never touch
--- them. The bytecode of all but tasks (rarely used) is loaded here, once per template.
+-- tools, packs, models and messages are set up here, once per template: a VM restored from the
+-- image starts with them ready. tasks is set up on first use (rarely used), and so is a Pack's
+-- prelude, which depends on the run.
 local load_module = __rv_module
 __rv_module = nil
 local MODULE_TABLES = { tools = { 'tools', 'packs' }, models = { 'models', 'messages', 'compactors' }, tasks = { 'tasks' } }
@@ -74,10 +75,7 @@ for module, names in pairs(MODULE_TABLES) do
     env[n] = t
   end
 end
-R.model_step = function(e)
-  R.ensure('models')
-  return R.model_step(e)
-end
+R.ensure('models')
 function R.install_preludes()
   if L.prelude(0) == 0 then return end
   R.ensure('prelude')
