@@ -63,12 +63,13 @@ export function sameJson(a: unknown, b: unknown): boolean {
   const left = a as Record<string, unknown>;
   const right = b as Record<string, unknown>;
   let count = 0;
-  for (const key in left) {
-    if (left[key] === undefined) continue;
+  for (const key of Object.keys(left)) {
+    const value = left[key];
+    if (value === undefined) continue;
     count++;
-    if (!sameJson(left[key], right[key])) return false;
+    if (!sameJson(value, right[key])) return false;
   }
-  for (const key in right) if (right[key] !== undefined) count--;
+  for (const key of Object.keys(right)) if (right[key] !== undefined) count--;
   return count === 0;
 }
 
