@@ -7,12 +7,16 @@
  *  - workload W3 of ../shared/bench-peers/ (N grab steps by a scripted model, then an
  *    ask): the timed part is the answer alone, until the run ends returning "blue", for
  *    N = 0, 10, 100 and 1,000, once with the run live in its object's memory and once after
- *    its object was evicted (resume by replay). It is timed twice: inside the Worker (the
- *    answer route's work once the request is there: the run object's answer RPC,
- *    bench/worker-entry.ts), which is what LangGraph's in-process figure compares
- *    with, and end to end over local HTTP (`POST /runs/:id/asks/:ask_id?wait=`).
- *    Targets: replay at N = 100 at most 0.5x LangGraph's resume (11,903 us median there),
- *    replay at N = 1,000 at most 50 ms.
+ *    its object was evicted (resume by replay). It is timed three ways: inside the Worker
+ *    (the answer route's work once the request is there: the run object's answer RPC,
+ *    bench/worker-entry.ts), which is what LangGraph's in-process figure compares with,
+ *    one resume at a time, each after the run has waited 600 ms; inside the Worker over
+ *    batches of resumes of different runs sent back to back (workerd's clock moves in
+ *    whole milliseconds, and a batch's total gives the mean to a fraction of one; LangGraph's
+ *    figure is also of ops run one after another); and end to end over local HTTP
+ *    (`POST /runs/:id/asks/:ask_id?wait=`). Targets, for both in-Worker figures: replay at
+ *    N = 100 at most 0.5x LangGraph's resume (11,903 us median there), replay at
+ *    N = 1,000 at most 50 ms.
  *  - `tasks.fanout` over 1,000 items inside the Worker isolate (bench/worker-fanout.ts, the
  *    scenario bench/tasks.ts measures in Node), beside 1,000 sequential `call`s: time per
  *    arm, peak live VMs (at most 8 arms and the main chain), the isolate's wasm heap and the
