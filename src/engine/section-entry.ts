@@ -487,12 +487,38 @@ function toLua(op: string, answer: EffectAnswer): LuaScalar[] {
  * request itself is built only if the Harness reads it (a live round, not a replay).
  */
 function roundRequest(conversation: Conversation, head: string, tools: string, role: string, system: string): EffectRequest {
-  let parsed: Json | undefined;
-  const request = { op: 'model.round' as const, role, digest: conversation.digest(head, tools) };
-  // Not enumerable, so the journal leaves it out. The Harness reads it during the round,
-  // while the conversation still holds this round's records.
-  Object.defineProperty(request, 'request', { enumerable: false, get: () => (parsed ??= conversation.request(head, tools, system)) });
-  return request as EffectRequest;
+  return new RoundRequest(role, conversation.digest(head, tools), () => conversation.request(head, tools, system));
+}
+
+/**
+ * A model round's effect request. Its own fields are what the journal keeps; `request`, the
+ * request the provider gets, is a getter on the class, so the journal leaves it out. The
+ * Harness reads it during the round, while the conversation still holds this round's
+ * records. (A class rather than a getter defined on each object: that would make every
+ * request a slow dictionary object, and a replay compares one per round.)
+ */
+class RoundRequest {
+  // Assigned in this order, the order the journal's text has always had.
+  readonly op: 'model.round';
+  readonly role: string;
+  readonly digest: string;
+  #build: (() => Json) | null;
+  #parsed: Json = null;
+
+  constructor(role: string, digest: string, build: () => Json) {
+    this.op = 'model.round';
+    this.role = role;
+    this.digest = digest;
+    this.#build = build;
+  }
+
+  get request(): Json {
+    if (this.#build) {
+      this.#parsed = this.#build();
+      this.#build = null;
+    }
+    return this.#parsed;
+  }
 }
 
 /**

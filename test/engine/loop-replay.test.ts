@@ -113,6 +113,15 @@ describe('a tool loop with catalog calls and a local one', () => {
   });
 });
 
+describe('a model round in the journal', () => {
+  it('is its op, role and digest, in that order: the request the provider got is not journaled', async () => {
+    const outcome = await runOnHost(platform, host([]), { prompt: loop });
+    const round = outcome.journal.find((entry) => entry.request.op === 'model.round')!;
+    expect(JSON.stringify(round.request)).toMatch(/^\{"op":"model\.round","role":"writer","digest":"[0-9a-f]{16}"\}$/);
+    expect(Object.keys(round.request)).toEqual(['op', 'role', 'digest']);
+  });
+});
+
 describe('a reply with hundreds of tool calls', () => {
   /** A model whose first reply calls `count` tools (a local `shout` first when `local`), then ends. */
   const wide = (count: number, local: boolean): ModelProvider => ({
