@@ -158,10 +158,10 @@ end
 --- One model round: sends the request as an effect (the driver reports the round's event),
 --- returns the reply's content, then where the rest of the reply lies (see model_round).
 local function send_round(role, config_json, question, rendered)
-  local ok, content, answer, at, turn = pcall(R.model_round_raw, role, config_json, question, rendered)
-  if ok then return content, answer, at, turn end
-  if refused_for_context(content) then R.round = R.round - 1 end
-  error(content, 0)
+  local ok, content_or_error, answer, at, turn = pcall(R.model_round_raw, role, config_json, question, rendered)
+  if ok then return content_or_error, answer, at, turn end
+  if refused_for_context(content_or_error) then R.round = R.round - 1 end
+  error(content_or_error, 0)
 end
 
 --- The calls of a reply (see model_round) as a list of {id, name, arguments_json}.
@@ -175,10 +175,11 @@ end
 
 --- question is nil for a round over the entry's conversation, or the text of a one-off round
 --- (models.infer), which sends only that question. Answers the reply's content, the answer's
---- values and the position at which they start, and the round's turn. The values, read in
---- place rather than copied into tables (a loop round reads each once): answer[at + 2] is the
---- number of calls n; call k's id, name and arguments JSON are at answer[at + 3k], [at + 3k + 1]
---- and [at + 3k + 2]; the assistant record is at answer[at + 3 + 3n].
+--- values and the position just before them (at), and the round's turn. The values, read in
+--- place rather than copied into tables (a loop round reads each once): answer[at + 1] is the
+--- content and answer[at + 2] the number of calls n; call k's id, name and arguments JSON are
+--- at answer[at + 3k], [at + 3k + 1] and [at + 3k + 2]; the assistant record is at
+--- answer[at + 3 + 3n].
 local head_role, head_config, head_start = nil, nil, nil
 local function model_round(role, config_json, question, rendered)
   R.round = R.round + 1
