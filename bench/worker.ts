@@ -92,22 +92,16 @@ async function throughput(): Promise<Record<string, number>> {
  * times the same resume inside the Worker, without the local HTTP.
  */
 async function resumeOnce(n: number, evict: boolean, inWorker: boolean): Promise<number> {
-  const waiting = await api('POST', '/prompts/w3/runs?wait=60', { args: { n } });
-  if (waiting.status !== 'suspended') throw new Error(`w3 N=${n} did not suspend: ${JSON.stringify(waiting)}`);
-  // Let the previous run's alarm write it to KV first (the run object's KV_SYNC_DELAY_MS),
-  // so that no other run's work lands in the timed part.
-  await new Promise((resolve) => setTimeout(resolve, 600));
-  if (evict) await api('POST', `/bench/evict/${waiting.run_id}`);
-  const askId = waiting.pending[0].ask_id;
+  const [{ run, ask }] = (await suspendedRuns(n, 1, evict)) as [{ run: string; ask: string }];
   let us: number;
   let done: { status: string; result: string | null };
   if (inWorker) {
-    const answered = await api<{ ms: number; view: typeof done }>('POST', `/bench/answer/${waiting.run_id}/${askId}`);
+    const answered = await api<{ ms: number; view: typeof done }>('POST', `/bench/answer/${run}/${ask}`);
     us = answered.ms * 1000;
     done = answered.view;
   } else {
     const t0 = now();
-    done = await api('POST', `/runs/${waiting.run_id}/asks/${askId}?wait=60`, { answer: 'blue' });
+    done = await api('POST', `/runs/${run}/asks/${ask}?wait=60`, { answer: 'blue' });
     us = now() - t0;
   }
   if (done.status !== 'completed' || done.result !== 'blue') throw new Error(`w3 N=${n} resume: ${JSON.stringify(done)}`);
@@ -122,7 +116,8 @@ async function suspendedRuns(n: number, count: number, evict: boolean): Promise<
     if (waiting.status !== 'suspended') throw new Error(`w3 N=${n} did not suspend: ${JSON.stringify(waiting)}`);
     asks.push({ run: waiting.run_id, ask: waiting.pending[0].ask_id });
   }
-  // As in resumeOnce: the runs before these are written to KV first.
+  // Let the earlier runs' alarms write them to KV first (the run object's KV_SYNC_DELAY_MS),
+  // so that no other run's work lands in the timed part.
   await new Promise((resolve) => setTimeout(resolve, 600));
   if (evict) for (const { run } of asks) await api('POST', `/bench/evict/${run}`);
   return asks;
