@@ -17,7 +17,7 @@ import { MemoryRunStore } from '../src/host/run-store.ts';
 import type { Operator } from '../src/host/operator.ts';
 import type { Pack } from '../src/host/pack.ts';
 import type { ModelProvider, ModelRequest } from '../src/models/provider.ts';
-import { measurePeers } from './peers.ts';
+import { measurePeers, RECORDED } from './peers.ts';
 import { grabPack } from './workloads.ts';
 
 const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
@@ -148,15 +148,7 @@ const mib = (bytes: number) => (bytes / 1048576).toFixed(1);
 console.log(`B1 memory: wasm heap ${mib(wasmHeap)} MiB (grew ${mib(wasmHeap - heapBefore)} MiB), JS heap growth during runs ${mib(Math.max(0, peakJs))} MiB; one run within 24 MiB: ${wasmHeap + Math.max(0, peakJs) <= 24 * 1048576 ? 'yes' : 'NO'}`);
 results.b1_wasm_heap_mib = +mib(wasmHeap);
 
-// The peers' medians: measured above in this run, or else as ../shared/bench-peers/README.md
-// records them (same workloads, same machine kind, Node 20).
-const RECORDED: Record<string, { aiSdk?: number; langGraph: number }> = {
-  'W1 one tool round': { aiSdk: 206, langGraph: 1959 },
-  'W2 ten tool rounds': { aiSdk: 995, langGraph: 9559 },
-  'W3 N=0': { langGraph: 1059 },
-  'W3 N=10': { langGraph: 2033 },
-  'W3 N=100': { langGraph: 11903 },
-};
+// The peers' medians: measured above in this run, or else as their README records them.
 const PEERS: Record<string, { aiSdk?: number; langGraph: number }> = measuredPeers
   ? Object.fromEntries(Object.keys(RECORDED).map((name) => [name, { aiSdk: measuredPeers.aiSdk[name], langGraph: measuredPeers.langGraph[name] ?? RECORDED[name]!.langGraph }]))
   : RECORDED;
