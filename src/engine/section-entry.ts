@@ -72,7 +72,7 @@ const SECTION_VM: VmTemplate = {
 export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryOutcome> {
   const vm = await run.platform.newVm({ memoryLimit: run.limits.memoryBytes, template: SECTION_VM, owner: run.vmOwner });
   const stopOf = () => run.scheduler.stopOf(spec.chain);
-  const entry: EntryState = { conversation: new Conversation(), renderedTools: {} };
+  const entry: EntryState = { conversation: new Conversation(), renderedTools: {}, toolsText: 'null' };
   try {
     installLeaves(vm, run, spec, entry);
     vm.callGlobal('__rv_bind');
@@ -214,6 +214,8 @@ interface EntryState {
   conversation: Conversation;
   /** The rendered tool list's wire names and tool ids, once the first round sent them. */
   renderedTools: Record<string, string>;
+  /** The rendered tool list's JSON as the last loop round sent it (a round sends it only when it changed). */
+  toolsText: string;
 }
 
 /** A model round's yielded values read: the conversation brought up to date, the precheck made. */
@@ -222,16 +224,18 @@ function prepareRound(
   entry: EntryState,
   rest: LuaScalar[],
 ): { refusal: string } | PreparedRound {
-  const [, head, role, turn, tools, toolMap, fuse, from, count, ...texts] = rest;
+  const [, head, role, turn, sentTools, toolMap, fuse, from, count, ...texts] = rest;
   // The rendered list's wire names and tool ids come once, with the section's first round.
   if (typeof toolMap === 'string') entry.renderedTools = JSON.parse(toolMap) as Record<string, string>;
-  // from 0: a one-off round (models.infer) over its own single record.
+  // from 0: a one-off round (models.infer) over its own single record, with no tools. A loop
+  // round's tool list comes only when it changed.
+  const tools = from === 0 ? String(sentTools) : sentTools === null ? entry.toolsText : (entry.toolsText = String(sentTools));
   const target = from === 0 ? new Conversation() : entry.conversation;
   target.update(from === 0 ? 1 : Number(from), texts.slice(0, Number(count)).map(String));
-  const refusal = precheck(target, String(head), String(tools), String(role), run.prompt.h1.prose);
+  const refusal = precheck(target, String(head), tools, String(role), run.prompt.h1.prose);
   if (refusal) return { refusal };
   return {
-    request: roundRequest(target, String(head), String(tools), String(role), run.prompt.h1.prose),
+    request: roundRequest(target, String(head), tools, String(role), run.prompt.h1.prose),
     role: String(role),
     turn: Number(turn),
     tools: from === 0 ? null : entry.renderedTools,

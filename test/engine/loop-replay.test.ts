@@ -122,6 +122,44 @@ describe('a model round in the journal', () => {
   });
 });
 
+describe('the tool list a round sends', () => {
+  // The section's tool list is fixed at its first loop round, so a round hands it to the
+  // driver only the first time; every loop round's request must still carry it, one-off
+  // rounds (models.infer, no tools) in between or not.
+  const rounds = lua(
+    [
+      "models.use('writer')",
+      'tools.offer(tools.required())',
+      "messages:user('Go.')",
+      'local first = models.loop()',
+      "local aside = models.infer('Aside.')",
+      "messages:user('Again.')",
+      "return first .. ' ' .. aside .. ' ' .. models.loop()",
+    ].join('\n'),
+    'uses: [test/grab]\nmodels:\n  writer: {}\n',
+  );
+  /** A grab call, then a final reply, for a loop; a plain reply to a one-off round. Notes the tool names of each round. */
+  const noting = (offered: string[]): ModelProvider => ({
+    async round(request) {
+      offered.push((request.tools ?? []).map((tool) => tool.name).join(','));
+      const last = request.messages[request.messages.length - 1]!;
+      if (request.tools === null || last.role === 'tool') return { ok: true, reply: { content: `done${request.messages.length}`, tool_calls: [] } };
+      return { ok: true, reply: { content: '', tool_calls: [{ id: `c${request.messages.length}`, name: 'grab_grab', arguments: { value: 'x' } }] } };
+    },
+  });
+
+  it('is the section\'s list in every loop round, before and after a one-off round without tools, live and on replay', async () => {
+    const offered: string[] = [];
+    const outcome = await runOnHost(platform, { ...host([]), models: { provider: () => noting(offered) } }, { prompt: rounds });
+    expect(resultOf(outcome)).toBe('done3 done1 done7');
+    expect(offered).toEqual(['grab_grab', 'grab_grab', '', 'grab_grab', 'grab_grab']);
+    // A replay sends the same rounds: every round's digest matches its journal entry.
+    const replayed = await runOnHost(platform, { ...host([]), models: { provider: () => noting([]) } }, { prompt: rounds, journal: outcome.journal });
+    expect(replayed.journal).toEqual(outcome.journal);
+    expect(resultOf(replayed)).toBe('done3 done1 done7');
+  });
+});
+
 describe('a reply with hundreds of tool calls', () => {
   /** A model whose first reply calls `count` tools (a local `shout` first when `local`), then ends. */
   const wide = (count: number, local: boolean): ModelProvider => ({

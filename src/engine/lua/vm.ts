@@ -791,9 +791,37 @@ function pushScalar(platform: LuaPlatform, state: number, value: LuaScalar): voi
   } else {
     // Through a scratch buffer with an explicit length, so NUL bytes inside text survive.
     const pointer = platform.scratchBuffer(value.length * 3 + 1);
-    const { written } = encoder.encodeInto(value, platform.lua.module.HEAPU8.subarray(pointer, pointer + value.length * 3 + 1));
-    c.pushlstring(state, pointer, written);
+    const heap = platform.lua.module.HEAPU8;
+    c.pushlstring(state, pointer, value.length <= SHORT_TEXT ? writeShortText(value, heap, pointer) : encoder.encodeInto(value, heap.subarray(pointer, pointer + value.length * 3 + 1)).written);
   }
+}
+
+/**
+ * At this length or less, text crosses between JS and Lua faster byte by byte than through
+ * TextEncoder or TextDecoder, whose every call costs about 0.1 us whatever the length (ids,
+ * tool names and results, numbers as text: most of what a model round hands over).
+ */
+const SHORT_TEXT = 16;
+
+/** Writes short text's UTF-8 at `pointer`; answers the byte count. */
+function writeShortText(text: string, heap: Uint8Array, pointer: number): number {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0x80) return encoder.encodeInto(text, heap.subarray(pointer, pointer + text.length * 3 + 1)).written;
+    heap[pointer + i] = code;
+  }
+  return text.length;
+}
+
+/** Short text from its UTF-8 bytes at `pointer`. */
+function readShortText(heap: Uint8Array, pointer: number, length: number): string {
+  let text = '';
+  for (let i = pointer; i < pointer + length; i++) {
+    const code = heap[i]!;
+    if (code >= 0x80) return decoder.decode(heap.subarray(pointer, pointer + length));
+    text += String.fromCharCode(code);
+  }
+  return text;
 }
 
 function readValues(platform: LuaPlatform, state: number, from: number, to: number): LuaScalar[] {
@@ -815,8 +843,12 @@ function readScalar(platform: LuaPlatform, state: number, index: number): LuaSca
     case LUA_TNUMBER:
       if (c.isinteger(state, index)) return Number(c.tointegerx(state, index, 0));
       return c.tonumberx(state, index, 0) as number;
-    case LUA_TSTRING:
-      return decoder.decode(luaBytes(platform, state, index));
+    case LUA_TSTRING: {
+      const pointer = c.tolstring(state, index, platform.lengthWord) as number;
+      const heap = platform.lua.module;
+      const length = heap.HEAP32[platform.lengthWord >> 2]!;
+      return length <= SHORT_TEXT ? readShortText(heap.HEAPU8, pointer, length) : decoder.decode(heap.HEAPU8.subarray(pointer, pointer + length));
+    }
     default:
       return `<${platform.lua.lua_typename(state, type)}>`;
   }

@@ -181,6 +181,9 @@ end
 --- at answer[at + 3k], [at + 3k + 1] and [at + 3k + 2]; the assistant record is at
 --- answer[at + 3 + 3n].
 local head_role, head_config, head_start = nil, nil, nil
+-- The tool list's JSON as the driver last got it: it keeps that, so a round sends the list
+-- only when it changed (nil otherwise).
+local sent_tools = nil
 local function model_round(role, config_json, question, rendered)
   R.round = R.round + 1
   local turn = R.round
@@ -206,7 +209,9 @@ local function model_round(role, config_json, question, rendered)
     -- The driver may run the reply's calls with the round (see below); not while a prelude
     -- loads, where a tool call is refused.
     local fuse = not R.loading_prelude
-    answer, base = R.effect_packed('model.round', head, role, turn, tools_json(rendered), map, fuse, from, n, table.unpack(texts, 1, n))
+    local tools = tools_json(rendered)
+    if tools == sent_tools then tools = nil else sent_tools = tools end
+    answer, base = R.effect_packed('model.round', head, role, turn, tools, map, fuse, from, n, table.unpack(texts, 1, n))
   end
   return answer[base], answer, base - 1, turn
 end
