@@ -48,8 +48,12 @@ export interface EntrySpec {
  */
 const PAUSE_EVERY = 100;
 
-/** The one JS leaf a section VM's runtime calls (base.lua's `dispatch`). */
-const DISPATCH_LEAF = 0;
+/** The JS functions a section VM's runtime calls (base.lua's `leaves`), each a leaf of its own, numbered by position. */
+const LEAF_NAMES = [
+  'tick', 'var_get', 'var_set', 'var_len', 'var_keys', 'var_json', 'entry', 'block', 'find_section', 'prose',
+  'event', 'event_fields', 'untrusted', 'fact', 'seed', 'catalog', 'pack_id_problem', 'role', 'set_default_role',
+  'reply_done', 'prelude', 'paused', 'task_spawn', 'task_status', 'task_cancel', 'answered',
+] as const;
 
 /**
  * How every section VM starts: the runtime loaded and run up to the point where the VM needs
@@ -60,7 +64,7 @@ const SECTION_VM: VmTemplate = {
   modules: LAZY_MODULES,
   build(vm) {
     vm.setNull('__rv_null');
-    vm.defineLeaf('__rv_dispatch', DISPATCH_LEAF);
+    LEAF_NAMES.forEach((name, index) => vm.defineLeaf(`__rv_leaf_${name}`, index));
     vm.setUserdataFactory('__rv_newuserdata');
     vm.setWatchFunction('__rv_watch');
     vm.setModuleLoader('__rv_module');
@@ -72,7 +76,7 @@ const SECTION_VM: VmTemplate = {
 export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryOutcome> {
   const vm = await run.platform.newVm({ memoryLimit: run.limits.memoryBytes, template: SECTION_VM, owner: run.vmOwner });
   const stopOf = () => run.scheduler.stopOf(spec.chain);
-  const entry: EntryState = { conversation: new Conversation(), renderedTools: {}, toolsText: 'null' };
+  const entry: EntryState = { conversation: new Conversation(), renderedTools: {}, toolsText: 'null', kept: null };
   try {
     installLeaves(vm, run, spec, entry);
     vm.callGlobal('__rv_bind');
@@ -89,7 +93,10 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
       // A yield with no values is the count hook pausing the thread (whose mark is then
       // cleared: a user coroutine's own empty yield must not read as a pause).
       const paused = step.values.length === 0 && vm.takePaused();
-      const [, op, ...rest] = paused ? [null, 'pause'] : step.values;
+      let op: LuaScalar, rest: LuaScalar[];
+      if (paused) [op, rest] = ['pause', []];
+      else if (step.values[1] === 'kept') ({ op, rest } = takeKept(entry));
+      else [, op = null, ...rest] = step.values;
       let answer: LuaScalar[];
       if (op === 'effect') {
         const effectOp = String(rest[0]);
@@ -216,6 +223,16 @@ interface EntryState {
   renderedTools: Record<string, string>;
   /** The rendered tool list's JSON as the last loop round sent it (a round sends it only when it changed). */
   toolsText: string;
+  /** The effect leaves.answered could not answer at once, for the yield that follows it. */
+  kept: { op: LuaScalar; rest: LuaScalar[] } | null;
+}
+
+/** The effect leaves.answered kept (base.lua's R.effect): the thread yielded 'kept' for it. */
+function takeKept(entry: EntryState): { op: LuaScalar; rest: LuaScalar[] } {
+  const kept = entry.kept;
+  if (kept === null) throw new Error('the Lua runtime yielded for kept effect values, and none were kept');
+  entry.kept = null;
+  return kept;
 }
 
 /** A model round's yielded values read: the conversation brought up to date, the precheck made. */
@@ -283,7 +300,7 @@ function fusedCalls(round: PreparedRound, values: LuaScalar[]): BatchCall[] | nu
  */
 function answerNow(run: RunContext, spec: EntrySpec, entry: EntryState, op: string, rest: LuaScalar[]): LuaScalar[] {
   const stopping = () => run.scheduler.stopOf(spec.chain) !== null;
-  // Checked first, so a live effect is not read twice (here and again after the yield).
+  // Checked first: an effect that must wait is prepared once, by the driver after the yield.
   if (!run.scheduler.canAnswerNow(spec.chain, op === 'batch' ? Number(rest[0]) : 1)) return [false];
   if (op === 'batch') {
     const calls = batchCalls(rest);
@@ -331,10 +348,14 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: Entry
     // replay, so the run's steps, and their journaled numbers, stay the same.
     return ++hooks % PAUSE_EVERY === 0 ? 'pause' : 'go';
   });
-  const leaves: Record<string, (...args: LuaScalar[]) => LuaScalar | LuaScalar[] | void> = {
+  const leaves: Record<(typeof LEAF_NAMES)[number], (...args: LuaScalar[]) => LuaScalar | LuaScalar[] | void> = {
     tick: (count) => run.stop.spend(Number(count)) || stopping(),
-    answered: (op, ...rest) => answerNow(run, spec, entry, String(op), rest),
-    answerable: (count) => run.scheduler.canAnswerNow(spec.chain, Number(count)),
+    answered: (op, ...rest) => {
+      const values = answerNow(run, spec, entry, String(op), rest);
+      // Not now: the thread yields next, and the driver takes the values from here.
+      if (values[0] === false) entry.kept = { op, rest };
+      return values;
+    },
     paused: () => vm.takePaused(),
     var_get: (text) => {
       const value = run.vars.get(path(text));
@@ -433,12 +454,7 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: Entry
     },
     seed: () => run.seed.vmSeed(vmIndex),
   };
-  vm.bindLeaf(DISPATCH_LEAF, (name, ...args) => {
-    const leaf = leaves[String(name)]!;
-    // Missing trailing arguments arrive as null, as Lua's nil would.
-    while (args.length < leaf.length) args.push(null);
-    return leaf(...args);
-  });
+  LEAF_NAMES.forEach((name, index) => vm.bindLeaf(index, leaves[name]));
 }
 
 function chunkName(file: string): string {

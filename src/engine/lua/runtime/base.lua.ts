@@ -10,15 +10,13 @@
 export const BASE_LUA = String.raw`
 local R = {}
 local leaves = {}
--- One JS dispatcher serves every leaf: installing a single JS function per VM is far
--- cheaper than installing one per leaf.
-local dispatch = __rv_dispatch
-__rv_dispatch = nil
-for _, name in ipairs({ 'tick', 'var_get', 'var_set', 'var_len', 'var_keys', 'var_json',
-    'entry', 'block', 'find_section', 'prose', 'event', 'event_fields', 'untrusted', 'fact', 'seed',
-    'catalog', 'pack_id_problem', 'role', 'set_default_role', 'reply_done', 'prelude',
-    'paused', 'task_spawn', 'task_status', 'task_cancel', 'answered', 'answerable' }) do
-  leaves[name] = function(...) return dispatch(name, ...) end
+-- Each leaf is a C function of its own that calls its JS function (section-entry.ts defines
+-- them in the template as __rv_leaf_<name>, and binds their JS functions per VM).
+for k, v in next, _G do
+  if type(k) == 'string' and k:sub(1, 10) == '__rv_leaf_' then
+    leaves[k:sub(11)] = v
+    _G[k] = nil
+  end
 end
 leaves.newuserdata = __rv_newuserdata
 __rv_newuserdata = nil
@@ -118,16 +116,16 @@ end
 
 local raw_yield = R.raw.yield
 --- Performs an effect through the Harness; returns its answer text or raises its error.
---- Answers the journal already holds come back at once through a leaf (leaves.answered),
---- with no yield: a replay makes thousands of them. leaves.answerable asks first, cheaply,
---- so a live effect's values cross into JS only once.
+--- The leaf leaves.answered answers at once, with no yield, what needs no waiting (a replay's
+--- every effect: thousands of them). Otherwise it keeps the values it was given and answers
+--- false; the thread then yields the mark 'kept' alone, and the driver takes the values it
+--- kept. Either way the values cross into JS once.
 function R.effect(op, payload)
   if R.loading_prelude and op:sub(1, 6) ~= 'store.' then
     R.raise('lua', 'tools.call cannot run while a prelude loads')
   end
-  local now, ok, a, b = false, nil, nil, nil
-  if leaves.answerable(1) then now, ok, a, b = leaves.answered('effect', op, payload) end
-  if not now then ok, a, b = raw_yield(R.MARK, 'effect', op, payload) end
+  local now, ok, a, b = leaves.answered('effect', op, payload)
+  if not now then ok, a, b = raw_yield(R.MARK, 'kept') end
   if ok then return a end
   R.raise(a, b)
 end
@@ -135,9 +133,8 @@ end
 --- Performs an effect whose answer has several values (a model round's); returns them packed,
 --- and the index of the first (the packed list is the one the answer came in: no copy).
 function R.effect_packed(op, payload, ...)
-  local answer, base = nil, 1
-  if leaves.answerable(1) then answer = table.pack(leaves.answered('effect', op, payload, ...)) end
-  if not (answer and answer[1]) then answer, base = table.pack(raw_yield(R.MARK, 'effect', op, payload, ...)), 0 end
+  local answer, base = table.pack(leaves.answered('effect', op, payload, ...)), 1
+  if not answer[1] then answer, base = table.pack(raw_yield(R.MARK, 'kept')), 0 end
   if answer[base + 1] then return answer, base + 2 end
   R.raise(answer[base + 2], answer[base + 3])
 end
@@ -154,9 +151,8 @@ function R.batch(calls)
       c.tool, c.name, c.args_json, c.caller, c.call_id, c.turn
     n = n + 6
   end
-  local answers, base = nil, 1
-  if leaves.answerable(#calls) then answers = table.pack(leaves.answered('batch', #calls, table.unpack(flat, 1, n))) end
-  if not (answers and answers[1]) then answers, base = table.pack(raw_yield(R.MARK, 'batch', #calls, table.unpack(flat, 1, n))), 0 end
+  local answers, base = table.pack(leaves.answered('batch', #calls, table.unpack(flat, 1, n))), 1
+  if not answers[1] then answers, base = table.pack(raw_yield(R.MARK, 'kept')), 0 end
   local out = {}
   for k = 1, #calls do
     local at = base + 3 * k
