@@ -157,6 +157,9 @@ describe('the digest a model round is journaled by', () => {
     // Pinned: a change here makes every stored journal's model rounds read as diverged.
     expect(digestText('{"role":"user"}')).toBe('3dfa53b0b23995f9');
     expect(digestText('')).toBe('811c9dc5050c5d1f');
+    // Each half keeps its leading zeros.
+    expect(digestText('x301')).toBe('69e9746f00605f62');
+    expect(digestText('x1127')).toBe('009a4ea2f2da441c');
     expect(digestText('{"role":', '"user"}')).toBe(digestText('{"role":"user"}'));
     expect(digestText('a', '', 'bc')).not.toBe(digestText('acb'));
   });
