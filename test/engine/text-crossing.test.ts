@@ -15,13 +15,14 @@ beforeAll(async () => {
 });
 afterAll(() => vm.close());
 
-/** Every length from 0 to 40 around the short-text limit, and texts with multi-byte characters at the start, middle and end. */
+/** Every length from 0 to 40, around both short-text limits, and texts with multi-byte characters at the start, middle and end. */
 const texts = [
   ...Array.from({ length: 41 }, (_, n) => 'abcdefghijklmnopqrstuvwxyz0123456789ABCDE'.slice(0, n)),
   'é',
   'héllo',
   'abcdefghijklmnoé',
   'éabcdefghijklmno',
+  `${'x'.repeat(31)}é`,
   '日本語',
   '😀 grin',
   'a\u0000b',
