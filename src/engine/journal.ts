@@ -36,15 +36,24 @@ export function canonicalJson(value: Json | EffectRequest | StepRequest | undefi
   return write(value as unknown);
 }
 
+// Built as one string, with no array of parts: every tool call's arguments and every record
+// a round makes are written here, on a replay too.
 function write(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? 'null' : write(item))).join(',')}]`;
-  const record = value as Record<string, unknown>;
-  const parts: string[] = [];
-  for (const key of Object.keys(record).sort()) {
-    if (record[key] !== undefined) parts.push(`${JSON.stringify(key)}:${write(record[key])}`);
+  if (Array.isArray(value)) {
+    let text = '[';
+    for (let i = 0; i < value.length; i++) text += (i === 0 ? '' : ',') + (value[i] === undefined ? 'null' : write(value[i]));
+    return `${text}]`;
   }
-  return `{${parts.join(',')}}`;
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record);
+  if (keys.length > 1) keys.sort();
+  let text = '{';
+  for (const key of keys) {
+    const item = record[key];
+    if (item !== undefined) text += (text.length === 1 ? '' : ',') + JSON.stringify(key) + ':' + write(item);
+  }
+  return `${text}}`;
 }
 
 /**
