@@ -172,13 +172,22 @@ end
 -- tools.calls ------------------------------------------------------------------------------
 
 local counts = nil  -- name -> count, once the section's first tool call set it up
+-- How far into the scope's offered tools and Packs the counts are seeded: both lists only
+-- grow, so a call seeds only what was added since the last one (every tool round counts).
+local seeded_offered, seeded_packs = 0, 0
 local function seed_counts()
   if counts then
     -- Each call picks up the scope as it stands: tools offered since get their 0.
-    for _, id in ipairs(scope.offered) do if counts[id] == nil then counts[id] = 0 end end
-    for _, pack in ipairs(scope.packs) do
-      for _, id in ipairs(load_catalog().packs_by_id[pack].tool_ids) do if counts[id] == nil then counts[id] = 0 end end
+    local offered, packs = scope.offered, scope.packs
+    for i = seeded_offered + 1, #offered do
+      local id = offered[i]
+      if counts[id] == nil then counts[id] = 0 end
     end
+    seeded_offered = #offered
+    for i = seeded_packs + 1, #packs do
+      for _, id in ipairs(load_catalog().packs_by_id[packs[i]].tool_ids) do if counts[id] == nil then counts[id] = 0 end end
+    end
+    seeded_packs = #packs
     return
   end
   counts = {}
