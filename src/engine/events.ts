@@ -20,6 +20,9 @@ export interface EventPlace {
   turn: number;
 }
 
+/** An event's fields beyond its type and place. */
+export type EventFields = Record<string, Json | undefined>;
+
 /**
  * The run's event stream: numbers events and hands each to the listener as it happens. The
  * first `known` events are only counted: a host that already holds them from an earlier
@@ -34,11 +37,14 @@ export class EventLog {
     private readonly known = 0,
   ) {}
 
-  /** Records an event of `type` at `place` with extra fields. */
-  emit(type: string, place: EventPlace, fields: Record<string, Json | undefined> = {}): void {
+  /**
+   * Records an event of `type` at `place` with extra fields: an object, or a function that
+   * makes them, called only when the event is made (not for a known one a replay counts).
+   */
+  emit(type: string, place: EventPlace, fields: EventFields | (() => EventFields) = {}): void {
     const seq = ++this.count;
     if (seq <= this.known) return;
-    const event: RunEvent = { seq, type, ...place, ...fields };
+    const event: RunEvent = { seq, type, ...place, ...(typeof fields === 'function' ? fields() : fields) };
     this.events.push(event);
     this.listener?.(event);
   }

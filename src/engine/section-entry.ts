@@ -584,14 +584,15 @@ function answerRound(
   // A loop round: its events and the assistant record come from here, where the reply is
   // at hand, so the Lua runtime neither encodes nor decodes it.
   if (checked.tool_calls.length > 0) {
-    run.events.emit('assistant_tool_calls', place, {
+    // Made only when reported: a replay counts the events the stream already holds.
+    run.events.emit('assistant_tool_calls', place, () => ({
       calls: checked.tool_calls.map((call) => ({
         arguments: JSON.parse(call.arguments_json) as Json,
         id: call.id,
         name: call.name,
         ...(renderedTools[call.name] !== undefined ? { tool: renderedTools[call.name] } : {}),
       })),
-    });
+    }));
   }
   values.push(assistantRecord(checked));
   return values;
