@@ -113,6 +113,28 @@ describe('a tool loop with catalog calls and a local one', () => {
   });
 });
 
+describe('a conversation record in json.encode', () => {
+  it('is the record\'s JSON, whether the prompt added it or the loop did, alone or inside a table', async () => {
+    const encoded = lua(
+      [
+        "models.use('writer')",
+        'tools.offer(tools.required())',
+        "tools.offer_local('shout', 'Shout a text', { text = 'string' }, function(args) return args.text:upper() end)",
+        "messages:user('Go.')",
+        'models.loop()',
+        "return json.encode(messages[1]) .. '\\n' .. json.encode(messages[2]) .. '\\n' .. json.encode(messages[3]) .. '\\n' .. json.encode({ first = messages[1], n = #messages })",
+      ].join('\n'),
+      'uses: [test/grab]\nmodels:\n  writer: {}\n',
+    );
+    const outcome = await runOnHost(platform, host([]), { prompt: encoded });
+    const [user, assistant, tool, wrapped] = resultOf(outcome).split('\n');
+    expect(JSON.parse(user!)).toEqual({ content: 'Go.', role: 'user' });
+    expect(JSON.parse(assistant!)).toEqual({ content: '', role: 'assistant', tool_calls: [{ arguments: { value: 'a' }, id: 'c1', name: 'grab_grab' }, { arguments: { value: 'b' }, id: 'c2', name: 'grab_grab' }] });
+    expect(JSON.parse(tool!)).toMatchObject({ role: 'tool', tool_call_id: 'c1' });
+    expect(wrapped).toBe(`{"first":${user},"n":8}`);
+  });
+});
+
 describe('a model round in the journal', () => {
   it('is its op, role and digest, in that order: the request the provider got is not journaled', async () => {
     const outcome = await runOnHost(platform, host([]), { prompt: loop });

@@ -21,6 +21,7 @@ local rawget, rawlen, getmetatable = rawget, rawlen, getmetatable
 local arrays = setmetatable({}, { __mode = 'k' })  -- tables marked with json.array()
 M.arrays = arrays
 M.views = setmetatable({}, { __mode = 'k' })       -- var views: table -> function(table) returning JSON text
+M.texts = setmetatable({}, { __mode = 'k' })       -- message records: table -> its JSON text, made once
 
 local escapes = { ['"'] = '\\"', ['\\'] = '\\\\', ['\b'] = '\\b', ['\f'] = '\\f',
   ['\n'] = '\\n', ['\r'] = '\\r', ['\t'] = '\\t' }
@@ -81,6 +82,8 @@ encode_value = function(v, path, seen, out)
   if t == 'boolean' then out[#out + 1] = v and 'true' or 'false'; return true end
   if t == 'nil' or v == R.null then out[#out + 1] = 'null'; return true end
   if t ~= 'table' then return false, path_text(path) .. ' is a ' .. t .. ', which has no JSON form' end
+  local text = M.texts[v]
+  if text then out[#out + 1] = text; return true end
   local view = M.views[v]
   if view then out[#out + 1] = view(v); return true end
   if seen[v] then return false, path_text(path) .. ' contains itself' end

@@ -18,9 +18,8 @@ local quote = json.encode_string
 -- otherwise re-send (and re-hash on replay) its whole conversation every round.
 
 local record_data = setmetatable({}, { __mode = 'k' })
-local record_text = setmetatable({}, { __mode = 'k' })
---- A record's JSON form, for json.encode: the text made when it was added.
-local function record_json(record) return record_text[record] end
+-- A record's JSON form, made when it was added: json.encode writes it as it is.
+local record_text = json.texts
 local RecordMT = {
   __index = function(r, k) return record_data[r][k] end,
   __newindex = function(_, k)
@@ -49,7 +48,6 @@ local function as_record(v, index)
   local record = setmetatable({}, RecordMT)
   record_data[record] = data
   record_text[record] = text
-  json.views[record] = record_json
   return record
 end
 
@@ -102,7 +100,6 @@ local function push_record(data, text)
   local record = setmetatable({}, RecordMT)
   record_data[record] = data
   record_text[record] = text
-  json.views[record] = record_json
   local k = #items + 1
   items[k] = record
   if k < dirty then dirty = k end
