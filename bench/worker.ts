@@ -15,9 +15,10 @@
  *    back to back (workerd's clock moves in whole milliseconds, and a batch's total gives
  *    the mean to a fraction of one; LangGraph's figure is also of ops run one after
  *    another); and end to end over local HTTP (`POST /runs/:id/asks/:ask_id?wait=`).
- *    Targets, printed for both in-Worker figures: replay at
- *    N = 100 at most 0.5x LangGraph's resume, measured first in the same run (its script
- *    alone, before the server starts; its README's 11,903 us when it cannot run), replay at
+ *    Targets, judged on the back-to-back figure (LangGraph's harness runs its resumes back
+ *    to back as well), with the one-at-a-time figure printed beside them: replay at N = 100
+ *    at most 0.5x LangGraph's resume, measured first in the same run (its script alone,
+ *    before the server starts; its README's 11,903 us when it cannot run), replay at
  *    N = 1,000 at most 50 ms.
  *  - `tasks.fanout` over 1,000 items inside the Worker isolate (bench/worker-fanout.ts, the
  *    scenario bench/tasks.ts measures in Node), beside 1,000 sequential `call`s: time per
@@ -140,9 +141,17 @@ async function resumeBatch(n: number, evict: boolean, count: number): Promise<nu
   return (ms * 1000) / count;
 }
 
-function verdict(n: number, evict: boolean, us: number, langGraphUs: number): string {
-  if (evict && n === 100) return `  ${(us / langGraphUs).toFixed(2)}x LangGraph (target <= 0.5x): ${us <= langGraphUs / 2 ? 'within target' : 'OVER TARGET'}`;
-  if (evict && n === 1000) return `  (target <= 50 ms): ${us <= 50_000 ? 'within target' : 'OVER TARGET'}`;
+/**
+ * A replay row's goal, judged on the back-to-back mean: LangGraph's harness times its resumes
+ * back to back too, with no idle spell before each. The one-at-a-time median is printed
+ * beside it: each of those resumes comes after 600 ms idle, which costs workerd 1-3 ms of the
+ * same work (docs/performance.md). '' for the other rows.
+ */
+function verdict(n: number, evict: boolean, batchUs: number, singleUs: number, langGraphUs: number): string {
+  const ratio = (us: number) => `${(us / langGraphUs).toFixed(2)}x LangGraph`;
+  const idle = 'one at a time, after 600 ms idle';
+  if (evict && n === 100) return `back to back ${ratio(batchUs)} (target <= 0.5x): ${batchUs <= langGraphUs / 2 ? 'within target' : 'OVER TARGET'}; ${idle} ${ratio(singleUs)}`;
+  if (evict && n === 1000) return `back to back ${(batchUs / 1000).toFixed(1)} ms (target <= 50 ms): ${batchUs <= 50_000 ? 'within target' : 'OVER TARGET'}; ${idle} ${(singleUs / 1000).toFixed(0)} ms`;
   return '';
 }
 
@@ -173,9 +182,8 @@ async function w3(langGraphUs: number, measured: boolean): Promise<Record<string
       const [us, batchUs, httpUs] = [median(inside), median(batches), median(overHttp)];
       const name = `W3 N=${n} resume ${evict ? 'by replay (evicted)' : 'from the live VM  '}`;
       console.log(`${name.padEnd(38)} ${us.toFixed(0).padStart(7)} | ${batchUs.toFixed(0).padStart(7)} | ${httpUs.toFixed(0).padStart(7)}  n=${count}`);
-      const single = verdict(n, evict, us, langGraphUs);
-      const batch = verdict(n, evict, batchUs, langGraphUs);
-      if (single) console.log(`${''.padEnd(38)} one at a time:${single}; back to back:${batch}`);
+      const goal = verdict(n, evict, batchUs, us, langGraphUs);
+      if (goal) console.log(`${''.padEnd(38)} ${goal}`);
       const key = `w3_n${n}_${evict ? 'replay' : 'live'}`;
       results[`${key}_us`] = Math.round(us);
       results[`${key}_batch_us`] = Math.round(batchUs);
