@@ -15,13 +15,17 @@ export class Conversation {
   private characters = 0;
   private lastTools: { text: string; digest: string; parsed?: Json } = { text: 'null', digest: digestText('null') };
 
-  /** Replaces the records from position `from` (1-based) on with `texts`. */
-  update(from: number, texts: readonly string[]): void {
+  /**
+   * Replaces the records from position `from` (1-based) on with the `count` texts of `values`
+   * that start at `start` (a round's yielded values hold them in place).
+   */
+  update(from: number, values: readonly unknown[], start = 0, count = values.length - start): void {
     for (let i = from - 1; i < this.records.length; i++) this.characters -= this.records[i]!.length;
     this.records.length = from - 1;
     this.prefixDigests.length = from - 1;
     this.parsed.length = Math.min(this.parsed.length, from - 1);
-    for (const text of texts) {
+    for (let k = start; k < start + count; k++) {
+      const text = String(values[k]);
       this.characters += text.length;
       const previous = this.prefixDigests[this.prefixDigests.length - 1] ?? '';
       this.records.push(text);

@@ -235,20 +235,23 @@ function takeKept(entry: EntryState): { op: LuaScalar; rest: LuaScalar[] } {
   return kept;
 }
 
+/** Where a model round's yielded values hold the conversation's changed texts (see prepareRound). */
+const ROUND_TEXTS_AT = 9;
+
 /** A model round's yielded values read: the conversation brought up to date, the precheck made. */
 function prepareRound(
   run: RunContext,
   entry: EntryState,
   rest: LuaScalar[],
 ): { refusal: string } | PreparedRound {
-  const [, head, role, turn, sentTools, toolMap, fuse, from, count, ...texts] = rest;
+  const [, head, role, turn, sentTools, toolMap, fuse, from, count] = rest;
   // The rendered list's wire names and tool ids come once, with the section's first round.
   if (typeof toolMap === 'string') entry.renderedTools = JSON.parse(toolMap) as Record<string, string>;
   // from 0: a one-off round (models.infer) over its own single record, with no tools. A loop
   // round's tool list comes only when it changed.
   const tools = from === 0 ? String(sentTools) : sentTools === null ? entry.toolsText : (entry.toolsText = String(sentTools));
   const target = from === 0 ? new Conversation() : entry.conversation;
-  target.update(from === 0 ? 1 : Number(from), texts.slice(0, Number(count)).map(String));
+  target.update(from === 0 ? 1 : Number(from), rest, ROUND_TEXTS_AT, Number(count));
   const refusal = precheck(target, String(head), tools, String(role), run.prompt.h1.prose);
   if (refusal) return { refusal };
   return {
@@ -284,12 +287,17 @@ function fusedCalls(round: PreparedRound, values: LuaScalar[]): BatchCall[] | nu
   if (count === 0) return null;
   const calls: BatchCall[] = [];
   for (let k = 0; k < count; k++) {
-    const [id, name, argsJson] = values.slice(3 + 3 * k, 6 + 3 * k);
-    const tool = Object.hasOwn(round.tools, String(name)) ? round.tools[String(name)] : undefined;
+    const name = String(values[4 + 3 * k]);
+    const tool = Object.hasOwn(round.tools, name) ? round.tools[name] : undefined;
     if (tool === undefined) return null;
-    calls.push({ tool, name: String(name), args: JSON.parse(String(argsJson)) as Json, caller: 'model', callId: String(id), turn: round.turn });
+    calls.push({ tool, name, args: JSON.parse(String(values[5 + 3 * k])) as Json, caller: 'model', callId: String(values[3 + 3 * k]), turn: round.turn });
   }
   return calls;
+}
+
+/** Whether the entry's chain is being stopped (cancelled, or the run failing). */
+function chainStopping(run: RunContext, spec: EntrySpec): boolean {
+  return run.scheduler.stopOf(spec.chain) !== null;
 }
 
 /**
@@ -299,13 +307,12 @@ function fusedCalls(round: PreparedRound, values: LuaScalar[]): BatchCall[] | nu
  * the asynchronous way. The answers and events are exactly those of the asynchronous way.
  */
 function answerNow(run: RunContext, spec: EntrySpec, entry: EntryState, op: string, rest: LuaScalar[]): LuaScalar[] {
-  const stopping = () => run.scheduler.stopOf(spec.chain) !== null;
   // Checked first: an effect that must wait is prepared once, by the driver after the yield.
   if (!run.scheduler.canAnswerNow(spec.chain, op === 'batch' ? Number(rest[0]) : 1)) return [false];
   if (op === 'batch') {
     const calls = batchCalls(rest);
     const answers = run.scheduler.answerNow(spec.chain, calls.map((call) => toolRequest(run, spec, call)));
-    if (!answers || stopping()) return [false];
+    if (!answers || chainStopping(run, spec)) return [false];
     return [true, ...finishBatch(run, spec, calls, answers)];
   }
   const effectOp = String(rest[0]);
@@ -313,7 +320,7 @@ function answerNow(run: RunContext, spec: EntrySpec, entry: EntryState, op: stri
     const round = prepareRound(run, entry, rest);
     if ('refusal' in round) return [true, false, 'context', round.refusal];
     const answers = run.scheduler.answerNow(spec.chain, [round.request]);
-    if (!answers || stopping()) return [false];
+    if (!answers || chainStopping(run, spec)) return [false];
     const values = answerRound(run, spec, round.role, round.turn, answers[0]!, round.tools);
     const calls = fusedCalls(round, values);
     // The calls run with the round when the journal holds their answers too; otherwise Lua
@@ -321,14 +328,14 @@ function answerNow(run: RunContext, spec: EntrySpec, entry: EntryState, op: stri
     // between the two).
     if (calls && run.scheduler.canAnswerNow(spec.chain, calls.length)) {
       const results = run.scheduler.answerNow(spec.chain, calls.map((call) => toolRequest(run, spec, call)));
-      if (results && !stopping()) values.push(...finishBatch(run, spec, calls, results));
+      if (results && !chainStopping(run, spec)) values.push(...finishBatch(run, spec, calls, results));
     }
     return [true, ...values];
   }
   const request = toRequest(effectOp, JSON.parse(String(rest[1])) as Record<string, Json>);
   if ('problem' in request) return [true, false, 'lua', request.problem];
   const answers = run.scheduler.answerNow(spec.chain, [request]);
-  if (!answers || stopping()) return [false];
+  if (!answers || chainStopping(run, spec)) return [false];
   return [true, ...toLua(effectOp, answers[0]!)];
 }
 

@@ -437,8 +437,9 @@ export class LuaPlatform {
 
   private callLeaf(state: number): number {
     const c = this.c;
-    const vm = this.vms.get(Number(c.tointegerx(state, upvalue(1), 0)));
-    const leaf = Number(c.tointegerx(state, upvalue(2), 0));
+    // Read as doubles: small integers, and no BigInt made on every leaf call.
+    const vm = this.vms.get(c.tonumberx(state, upvalue(1), 0) as number);
+    const leaf = c.tonumberx(state, upvalue(2), 0) as number;
     if (leaf === USERDATA_LEAF) {
       c.newuserdatauv(state, 0, 0);
       return 1;
@@ -781,12 +782,16 @@ function ensureStack(platform: LuaPlatform, state: number, count: number): void 
   if (!platform.c.checkstack(state, count)) throw new Error(`${count} values do not fit a Lua stack`);
 }
 
+// lua_pushinteger takes a BigInt; the counts and positions an answer carries are small, and
+// taking theirs from a table saves making one per value.
+const SMALL_INTEGERS = Array.from({ length: 1024 }, (_, n) => BigInt(n));
+
 function pushScalar(platform: LuaPlatform, state: number, value: LuaScalar): void {
   const c = platform.c;
   if (value === null) c.pushnil(state);
   else if (typeof value === 'boolean') c.pushboolean(state, value ? 1 : 0);
   else if (typeof value === 'number') {
-    if (Number.isInteger(value) && Number.isSafeInteger(value)) c.pushinteger(state, BigInt(value));
+    if (Number.isInteger(value) && Number.isSafeInteger(value)) c.pushinteger(state, value >= 0 && value < SMALL_INTEGERS.length ? SMALL_INTEGERS[value]! : BigInt(value));
     else c.pushnumber(state, value);
   } else {
     // Through a scratch buffer with an explicit length, so NUL bytes inside text survive.
@@ -843,7 +848,7 @@ function readScalar(platform: LuaPlatform, state: number, index: number): LuaSca
     case LUA_TBOOLEAN:
       return c.toboolean(state, index) !== 0;
     case LUA_TNUMBER:
-      if (c.isinteger(state, index)) return Number(c.tointegerx(state, index, 0));
+      // An integer too: as a double, rounded as Number(BigInt) would round it, with no BigInt made.
       return c.tonumberx(state, index, 0) as number;
     case LUA_TSTRING: {
       const pointer = c.tolstring(state, index, platform.lengthWord) as number;
