@@ -14,6 +14,14 @@ const chunkKey = (key: string, n: number) => `chunk:${key}:${n}`;
 /** Stores `text` under `key`, replacing what was there. */
 export function putText(kv: SyncKv, key: string, text: string): void {
   dropChunks(kv, key);
+  putNewText(kv, key, text);
+}
+
+/**
+ * Stores `text` under `key`, which holds nothing or a text that was not chunked (a new
+ * event's key, say): there are no old chunks to look for, and so no read before the write.
+ */
+export function putNewText(kv: SyncKv, key: string, text: string): void {
   if (text.length <= CHUNK_CHARS) {
     kv.put(key, text);
     return;

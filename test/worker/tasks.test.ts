@@ -9,6 +9,8 @@
 // @ts-ignore -- the module's types come with the pool, not in tsconfig's types
 import { runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
+import type { DoStorage } from '../../src/worker/platform-types.ts';
+import { RunState } from '../../src/worker/run-state.ts';
 import type { PendingAsk, RunView, StreamEvent } from '../../src/worker/run-view.ts';
 import { call, getRun, json, kvRecord, testEnv, untilServed } from './app/client.ts';
 import { ARM_ASKS, CANCEL_ASK, SPIN_ASK, TASKS } from './app/prompts.ts';
@@ -61,9 +63,7 @@ const stubOf = (runId: string) => testEnv.RUNS.get(testEnv.RUNS.idFromString(run
 
 /** The chains of the journal entries the run object holds (effects, and the scheduler's step records under `scheduler`). */
 const journalChains = (runId: string): Promise<string[]> =>
-  runInDurableObject(stubOf(runId), (_instance: unknown, state: { storage: { kv: { list(options: { prefix: string }): Iterable<[string, string]> } } }) =>
-    [...state.storage.kv.list({ prefix: 'journal:' })].map(([, text]) => (JSON.parse(text) as { chain: string }).chain),
-  );
+  runInDurableObject(stubOf(runId), (_instance: unknown, state: { storage: DoStorage }) => new RunState(state.storage).journal().map((entry) => entry.chain));
 
 /** Answers each pending ask from `answers` (by ask id) until the run ends, sending again an answer lost to a fault. */
 async function driveThroughFaults(runId: string, answers: Record<string, string>): Promise<RunView> {
