@@ -76,7 +76,7 @@ const SECTION_VM: VmTemplate = {
 export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryOutcome> {
   const vm = await run.platform.newVm({ memoryLimit: run.limits.memoryBytes, template: SECTION_VM, owner: run.vmOwner });
   const stopOf = () => run.scheduler.stopOf(spec.chain);
-  const entry: EntryState = { conversation: new Conversation(), renderedTools: {}, toolsText: 'null', kept: null };
+  const entry: EntryState = { conversation: new Conversation(), renderedTools: {}, toolsText: 'null', kept: null, madeRecords: [] };
   try {
     installLeaves(vm, run, spec, entry);
     vm.callGlobal('__rv_bind');
@@ -115,6 +115,7 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
             const results = await performCalls(run, spec, calls);
             if (stopOf()) continue;
             answer.push(...results);
+            keepMadeRecords(entry, answer);
           }
         } else {
           answer = toLua(effectOp, await performEffect(run, spec, effectOp, JSON.parse(String(rest[1])) as Record<string, Json>));
@@ -225,6 +226,8 @@ interface EntryState {
   toolsText: string;
   /** The effect leaves.answered could not answer at once, for the yield that follows it. */
   kept: { op: LuaScalar; rest: LuaScalar[] } | null;
+  /** The texts of the records the last fused round's answer carried (keepMadeRecords). */
+  madeRecords: string[];
 }
 
 /** The effect leaves.answered kept (base.lua's R.effect): the thread yielded 'kept' for it. */
@@ -251,7 +254,9 @@ function prepareRound(
   // round's tool list comes only when it changed.
   const tools = from === 0 ? String(sentTools) : sentTools === null ? entry.toolsText : (entry.toolsText = String(sentTools));
   const target = from === 0 ? new Conversation() : entry.conversation;
-  target.update(from === 0 ? 1 : Number(from), rest, ROUND_TEXTS_AT, Number(count));
+  // A negative count names the records of the last fused round, which the driver made.
+  if (Number(count) < 0) target.update(Number(from), madeRecords(entry, -Number(count)));
+  else target.update(from === 0 ? 1 : Number(from), rest, ROUND_TEXTS_AT, Number(count));
   const refusal = precheck(target, String(head), tools, String(role), run.prompt.h1.prose);
   if (refusal) return { refusal };
   return {
@@ -261,6 +266,25 @@ function prepareRound(
     tools: from === 0 ? null : entry.renderedTools,
     fuse: fuse === true,
   };
+}
+
+/** The texts of the records the last fused round's answer carried, `count` of them as Lua says. */
+function madeRecords(entry: EntryState, count: number): string[] {
+  const records = entry.madeRecords;
+  if (records.length !== count) throw new Error(`the Lua runtime named ${count} records of the last round, which made ${records.length}`);
+  return records;
+}
+
+/**
+ * A fused round's answer with its calls' values appended: the texts of the records the Lua
+ * loop appends as they are (the assistant record, then each call's), kept for the next round.
+ */
+function keepMadeRecords(entry: EntryState, values: LuaScalar[]): void {
+  const count = Number(values[2]);
+  const at = 3 + 3 * count;
+  const records = [String(values[at])];
+  for (let k = 1; k <= count; k++) records.push(String(values[at + 3 * k]));
+  entry.madeRecords = records;
 }
 
 /** A model round ready to send: its request, and how its answer goes back to Lua. */
@@ -328,7 +352,10 @@ function answerNow(run: RunContext, spec: EntrySpec, entry: EntryState, op: stri
     // between the two).
     if (calls && run.scheduler.canAnswerNow(spec.chain, calls.length)) {
       const results = run.scheduler.answerNow(spec.chain, calls.map((call) => toolRequest(run, spec, call)));
-      if (results && !chainStopping(run, spec)) values.push(...finishBatch(run, spec, calls, results));
+      if (results && !chainStopping(run, spec)) {
+        values.push(...finishBatch(run, spec, calls, results));
+        keepMadeRecords(entry, values);
+      }
     }
     return [true, ...values];
   }

@@ -113,6 +113,56 @@ describe('a tool loop with catalog calls and a local one', () => {
   });
 });
 
+describe('the conversation a round sends after the loop appended its records', () => {
+  /** A model that notes each conversation it is sent: one catalog call per round until two results follow the last user message. */
+  function noting(sent: string[][]): ModelProvider {
+    return {
+      async round(request) {
+        sent.push(request.messages.map((m) => `${m.role}:${m.content ?? ''}`));
+        const lastUser = request.messages.map((m) => m.role).lastIndexOf('user');
+        const results = request.messages.slice(lastUser).filter((m) => m.role === 'tool').length;
+        if (results < 2) return { ok: true, reply: { content: '', tool_calls: [{ id: `g${sent.length}`, name: 'grab_grab', arguments: { value: String(sent.length) } }] } };
+        return { ok: true, reply: { content: `done ${sent.length}`, tool_calls: [] } };
+      },
+    };
+  }
+  // Two loops: between them the prompt adds a message and replaces the first one, so the
+  // second loop's first round sends more than the records the loop itself appended.
+  const twoLoops = lua(
+    [
+      "models.use('writer')",
+      'tools.offer(tools.required())',
+      "messages:user('Go.')",
+      'local first = models.loop()',
+      "messages:user('More.')",
+      "messages[1] = { role = 'user', content = 'Went.' }",
+      'local second = models.loop()',
+      "local seen = {}",
+      "for i, m in ipairs(messages) do seen[i] = m.role .. ':' .. (m.content or '') end",
+      "return first .. ' | ' .. second .. ' | ' .. table.concat(seen, ' / ')",
+    ].join('\n'),
+    'uses: [test/grab]\nmodels:\n  writer: {}\n',
+  );
+
+  it('is the conversation as messages holds it, round after round, live and on replay', async () => {
+    const sent: string[][] = [];
+    const config: HostConfig = { ...host([]), models: { provider: () => noting(sent) } };
+    const live = await runOnHost(platform, config, { prompt: twoLoops });
+    expect(resultOf(live)).toBe(
+      'done 3 | done 6 | user:Went. / assistant: / tool:grabbed 1 / assistant: / tool:grabbed 2 / assistant:done 3 / user:More. / assistant: / tool:grabbed 4 / assistant: / tool:grabbed 5 / assistant:done 6',
+    );
+    expect(sent[1]).toEqual(['user:Go.', 'assistant:', 'tool:grabbed 1']);
+    expect(sent[2]).toEqual(['user:Go.', 'assistant:', 'tool:grabbed 1', 'assistant:', 'tool:grabbed 2']);
+    // The second loop's first round: the replaced first message and the added one.
+    expect(sent[3]).toEqual(['user:Went.', 'assistant:', 'tool:grabbed 1', 'assistant:', 'tool:grabbed 2', 'assistant:done 3', 'user:More.']);
+    expect(sent[5]).toEqual([...sent[3]!, 'assistant:', 'tool:grabbed 4', 'assistant:', 'tool:grabbed 5']);
+    // A replay sends nothing and reaches the same digests, result and events.
+    const replayed = await runOnHost(platform, { ...host([]), models: { provider: () => noting([]) } }, { prompt: twoLoops, journal: live.journal });
+    expect(resultOf(replayed)).toBe(resultOf(live));
+    expect(replayed.events).toEqual(live.events);
+  });
+});
+
 describe('a conversation record in json.encode', () => {
   it('is the record\'s JSON, whether the prompt added it or the loop did, alone or inside a table', async () => {
     const encoded = lua(

@@ -54,6 +54,10 @@ end
 local items = {}
 local sent = 0     -- records the driver holds for this entry's conversation
 local dirty = 1    -- the lowest position changed since the last round was sent
+-- Where the records of the last fused round start while they end the conversation as the
+-- loop appended them: the driver made their texts, so the next round names them rather
+-- than sending them back. nil once anything else changes.
+local made_from = nil
 local methods = {}
 local messages = R.lazy_tables.messages
 -- Records assigned before this module loaded sit in the table itself; move them in.
@@ -70,6 +74,7 @@ setmetatable(messages, {
     end
     items[k] = v ~= nil and as_record(v, k) or nil
     if k < dirty then dirty = k end
+    made_from = nil
   end,
   __len = function() return #items end,
   __pairs = function() return R.env_pairs(items) end,
@@ -111,6 +116,12 @@ end
 local changed_texts, changed_count = {}, 0
 local function conversation_changes()
   local from = math.min(dirty, sent + 1)
+  if from == made_from then
+    -- The driver's own records of the last round, and nothing else: a negative count names them.
+    local n = #items - from + 1
+    sent, dirty, made_from = #items, #items + 1, nil
+    return from, changed_texts, -n
+  end
   local texts, n = changed_texts, 0
   for i = from, #items do
     n = n + 1
@@ -208,7 +219,7 @@ local function model_round(role, config_json, question, rendered)
     local fuse = not R.loading_prelude
     local tools = tools_json(rendered)
     if tools == sent_tools then tools = nil else sent_tools = tools end
-    answer, base = R.effect_packed('model.round', head, role, turn, tools, map, fuse, from, n, table.unpack(texts, 1, n))
+    answer, base = R.effect_packed('model.round', head, role, turn, tools, map, fuse, from, n, table.unpack(texts, 1, n > 0 and n or 0))
   end
   return answer[base], answer, base - 1, turn
 end
@@ -364,7 +375,7 @@ local function compact(role, config_json)
   for i, r in ipairs(records) do kept[i] = as_record(r, i) end
   for i = #items, 1, -1 do items[i] = nil end
   for i, r in ipairs(kept) do items[i] = r end
-  dirty = 1
+  dirty, made_from = 1, nil
   R.event('conversation_compacted', { before = before, after = #kept })
 end
 
@@ -399,6 +410,7 @@ local function loop(role, config_json, cap)
     local record_at = at + 3 + 3 * n
     if n == 0 then
       push_record({ role = 'assistant', content = content }, answer[record_at])
+      made_from = nil
       return content
     end
     -- When every call names a catalog tool of the rendered list, the loop would batch them
@@ -421,6 +433,7 @@ local function loop(role, config_json, cap)
       record_calls[k] = record_call
       call_arguments[record_call] = answer[at + 3 * k + 2]
     end
+    local first = #items + 1
     push_record({ role = 'assistant', content = content, tool_calls = record_calls }, answer[record_at])
     for k = 1, n do
       local result, record
@@ -428,6 +441,8 @@ local function loop(role, config_json, cap)
       local data = { role = 'tool', content = result, tool_call_id = answer[at + 3 * k] }
       if record then push_record(data, record) else messages[#messages + 1] = data end
     end
+    -- After the pushes (a local tool's record, set through messages, clears it).
+    made_from = fused and first or nil
     ::continue::
   end
 end
