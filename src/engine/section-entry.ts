@@ -374,16 +374,15 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: Entry
     return section ? [...section.prologue, ...section.epilogue] : [];
   };
   const vmIndex = run.vmCount++;
-  const stopping = () => run.scheduler.stopOf(spec.chain) !== null;
   let hooks = 0;
   vm.onCount((count): HookVerdict => {
-    if (run.stop.spend(count) || stopping()) return 'stop';
+    if (run.stop.spend(count) || chainStopping(run, spec)) return 'stop';
     // Whether or not other chains wait: the same instruction counts pause an entry on a
     // replay, so the run's steps, and their journaled numbers, stay the same.
     return ++hooks % PAUSE_EVERY === 0 ? 'pause' : 'go';
   });
   const leaves: Record<(typeof LEAF_NAMES)[number], (...args: LuaScalar[]) => LuaScalar | LuaScalar[] | void> = {
-    tick: (count) => run.stop.spend(Number(count)) || stopping(),
+    tick: (count) => run.stop.spend(Number(count)) || chainStopping(run, spec),
     answered: (op, ...rest) => {
       const values = answerNow(run, spec, entry, String(op), rest);
       // Not now: the thread yields next, and the driver takes the values from here.

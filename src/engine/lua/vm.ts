@@ -102,7 +102,7 @@ type CFunction = (...args: any[]) => any;
  */
 class CApi {
   readonly gettop: CFunction; readonly settop: CFunction; readonly type: CFunction;
-  readonly toboolean: CFunction; readonly isinteger: CFunction; readonly tointegerx: CFunction;
+  readonly toboolean: CFunction; readonly tointegerx: CFunction;
   readonly tonumberx: CFunction; readonly tolstring: CFunction; readonly pushnil: CFunction;
   readonly pushboolean: CFunction; readonly pushinteger: CFunction; readonly pushnumber: CFunction;
   readonly pushlstring: CFunction; readonly pushlightuserdata: CFunction; readonly newuserdatauv: CFunction;
@@ -121,7 +121,7 @@ class CApi {
     const module = lua.module as unknown as Record<string, CFunction>;
     const c = (name: string): CFunction => exports?.[name] ?? module[`_${name}`]!;
     this.gettop = c('lua_gettop'); this.settop = c('lua_settop'); this.type = c('lua_type');
-    this.toboolean = c('lua_toboolean'); this.isinteger = c('lua_isinteger'); this.tointegerx = c('lua_tointegerx');
+    this.toboolean = c('lua_toboolean'); this.tointegerx = c('lua_tointegerx');
     this.tonumberx = c('lua_tonumberx'); this.tolstring = c('lua_tolstring'); this.pushnil = c('lua_pushnil');
     this.pushboolean = c('lua_pushboolean'); this.pushinteger = c('lua_pushinteger'); this.pushnumber = c('lua_pushnumber');
     this.pushlstring = c('lua_pushlstring'); this.pushlightuserdata = c('lua_pushlightuserdata');
