@@ -20,9 +20,12 @@ local env = sandbox.new_env(function() return main_thread end, state.log)
 R.env = env
 R.env_pairs = sandbox.pairs
 
-env.json = json.public()
+-- Every Engine namespace is sealed (state.lua's "Sealing"): a prelude or a block can read
+-- it and call it but not replace, wrap or add to what every other caller of it sees.
+env.json = state.sealed('json', json.public())
 env.var = state.var(false)
-env.store = state.store()
+env.store = state.sealed('store', state.store())
+env.rawset = state.rawset
 env.log = state.log
 env.untrusted = state.untrusted
 walk.install(env, entry)
@@ -72,7 +75,8 @@ for module, names in pairs(MODULE_TABLES) do
       __pairs = function(self) R.ensure(module); return R.env_pairs(self) end,
     })
     R.lazy_tables[n] = t
-    env[n] = t
+    -- messages keeps a metatable of its own (models.lua), which guards its writes.
+    env[n] = n == 'messages' and t or state.sealed(n, t)
   end
 end
 R.ensure('models')

@@ -25,8 +25,9 @@ local RecordMT = {
   __newindex = function(_, k)
     R.raise('lua', 'message records are read-only: cannot assign field ' .. quote(tostring(k)) .. '; append a new record instead')
   end,
-  __pairs = function(r) return R.env_pairs(record_data[r]) end,
+  __pairs = function(r) return R.sealed_pairs(record_data[r]) end,
   __metatable = 'message record',
+  [R.SEALED] = 'a message record',
 }
 
 --- A record as the conversation keeps it: its fields copied, its JSON text made once.
@@ -77,8 +78,10 @@ setmetatable(messages, {
     made_from = nil
   end,
   __len = function() return #items end,
-  __pairs = function() return R.env_pairs(items) end,
+  -- Never the items list itself: a record enters the conversation only through __newindex.
+  __pairs = function() return R.sealed_pairs(items) end,
   __metatable = 'messages',
+  [R.SEALED] = 'messages',
 })
 for k, v in next, items do items[k] = as_record(v, k) end
 for _, role in ipairs({ 'user', 'system', 'assistant' }) do

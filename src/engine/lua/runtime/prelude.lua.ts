@@ -52,6 +52,7 @@ local function seal(name, pack, t)
     end,
     __pairs = function() return function() return nil end, nil, nil end,
     __metatable = name .. ' is sealed',
+    [R.SEALED] = name,
   })
 end
 

@@ -6,7 +6,7 @@ export const STATE_LUA = String.raw`
 local R = ...
 local L = R.leaves
 local json = R.json
-local type, tostring, select, setmetatable, rawequal = type, tostring, select, setmetatable, rawequal
+local type, tostring, select, setmetatable, rawequal, raw_rawget = type, tostring, select, setmetatable, rawequal, rawget
 local string_format, table_concat, math_type = string.format, table.concat, math.type
 
 local M = {}
@@ -87,6 +87,7 @@ local function view(path, read_only, cache)
     end, proxy, nil
   end
   mt.__metatable = read_only and 'var is read-only' or 'var'
+  mt[R.SEALED] = dotted(path)
   mt.__tostring = function() return 'var' .. (#path > 0 and (' view of ' .. dotted(path)) or '') end
   setmetatable(proxy, mt)
   json.views[proxy] = function() return L.var_json(key) end
@@ -138,15 +139,45 @@ end
 
 -- sys, log, untrusted -------------------------------------------------------------------
 
+-- Sealing ---------------------------------------------------------------------------------
+-- A sealed object is an empty proxy whose metatable is locked (__metatable) and marked with
+-- R.SEALED, a key no section code can name: the guarded rawset below refuses any table so
+-- marked, so neither rawset nor a write can reach the backing data, rawget/next/rawlen see
+-- the empty proxy, and pairs walks the backing table through a closure that never hands
+-- the table itself out (a for loop's state value is nil).
+
+R.SEALED = setmetatable({}, { __name = 'runvil.sealed' })
+local SEALED = R.SEALED
+
+--- pairs over t for a sealed object: the same keys and values, with no state value to grab.
+function R.sealed_pairs(t)
+  local f, s, c = R.env_pairs(t)
+  return function(_, k) return f(s, k) end, nil, c
+end
+local sealed_pairs = R.sealed_pairs
+
 --- A table that reads through to t and refuses every write; name is used in the refusal.
 function M.sealed(name, t)
   return setmetatable({}, {
     __index = t,
     __newindex = function(_, k) R.raise('lua', name .. ' is read-only; cannot set ' .. "'" .. key_text(k) .. "'") end,
     __metatable = name .. ' is sealed',
-    __pairs = function() return R.env_pairs(t) end,
+    __pairs = function() return sealed_pairs(t) end,
     __len = function() return #t end,
+    [SEALED] = name,
   })
+end
+
+local raw_getmetatable, raw_rawset = R.raw.getmetatable_any, rawset
+--- The sandbox's rawset: Lua's own, except on a sealed object, which it refuses as a write would.
+function M.rawset(t, k, v)
+  local mt = raw_getmetatable(t)
+  if type(mt) == 'table' and raw_rawget(mt, SEALED) then
+    R.raise('lua', "rawset cannot write to " .. tostring(raw_rawget(mt, SEALED)) .. ": it is sealed; cannot set '" .. key_text(k) .. "'")
+  end
+  local rawset = raw_rawset
+  rawset(t, k, v)
+  return t
 end
 
 function M.sys(facts)

@@ -212,6 +212,7 @@ local function seed_counts()
     __pairs = function() return function() return nil end, nil, nil end,
     __len = function() return 0 end,
     __metatable = 'tools.calls',
+    [R.SEALED] = 'tools.calls',
   })
   rawset(R.tools, 'calls', proxy)
 end
