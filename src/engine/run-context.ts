@@ -11,6 +11,7 @@ import type { LuaPlatform } from './lua/vm.ts';
 import type { RunCatalog } from './catalog.ts';
 import type { Scheduler } from './scheduler.ts';
 import type { TaskBoard } from './tasks.ts';
+import type { ChainTaint } from './taint.ts';
 
 /** A section as an entry runs it: its name and body. The H1 pass uses the title as its name. */
 export interface EntrySection extends SectionBody {
@@ -40,6 +41,8 @@ export interface RunContext {
   scheduler: Scheduler;
   /** The run's tasks and fanout arms. */
   tasks: TaskBoard;
+  /** The chains that have seen untrusted text (taint.ts). */
+  taint: ChainTaint;
   stop: StopSwitch;
   limits: RunLimits;
   /** Section entries made so far (walked, called). */

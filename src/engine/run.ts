@@ -15,6 +15,7 @@ import { deriveRunSeed } from './run-seed.ts';
 import { enterSection, type EntryOutcome } from './section-entry.ts';
 import { Scheduler } from './scheduler.ts';
 import { TaskBoard } from './tasks.ts';
+import { ChainTaint } from './taint.ts';
 import { VarState } from './var-state.ts';
 import { EMPTY_CATALOG, type RunCatalog } from './catalog.ts';
 
@@ -86,6 +87,7 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
     args: options.args ?? {},
     seed: await deriveRunSeed(options.seed ?? '0'),
     vars: new VarState(),
+    taint: new ChainTaint(),
     events,
     effects,
     scheduler,

@@ -132,7 +132,7 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
       } else if (op === 'await') {
         const records = await run.tasks.await(spec.chain, JSON.parse(String(rest[0])) as string[]);
         if (stopOf()) continue;
-        answer = [awaitAnswer(records)];
+        answer = awaitAnswer(run, spec, records, rest[1] === true);
       } else if (op === 'fanout') {
         answer = await fanout(run, spec, String(rest[0]), String(rest[1]));
       } else {
@@ -146,15 +146,22 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
   }
 }
 
-/** What `tasks.await` and the await_tasks built-in read: each task's status, result or error. */
-function awaitAnswer(records: TaskRecord[]): string {
-  return JSON.stringify(
-    records.map((record) =>
-      record.status === 'completed'
-        ? { id: record.id, status: record.status, result: record.result }
-        : { id: record.id, status: record.status, kind: record.error!.kind, message: record.error!.message },
-    ),
-  );
+/**
+ * What `tasks.await` and the await_tasks built-in read: each task's status, result or error
+ * as JSON, and whether any of them had seen untrusted text (which the awaiting chain now
+ * has too). For Lua, a tainted task's result and failure come wrapped one by one; for the
+ * built-in (`forModel`) they come as they are, and the built-in wraps its whole answer.
+ */
+function awaitAnswer(run: RunContext, spec: EntrySpec, records: TaskRecord[], forModel: boolean): LuaScalar[] {
+  const tainted = records.some((record) => record.tainted);
+  if (tainted) run.taint.mark(spec.chain);
+  const outcomes = records.map((record) => {
+    const { result, error } = forModel ? record : run.tasks.handedBack(record);
+    return record.status === 'completed'
+      ? { id: record.id, status: record.status, result }
+      : { id: record.id, status: record.status, kind: error!.kind, message: error!.message };
+  });
+  return [JSON.stringify(outcomes), tainted];
 }
 
 /** A fanout: counted as one section entry, whatever the number of its arms. */
@@ -470,7 +477,7 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: Entry
     task_status: (id) => {
       const record = run.tasks.get(String(id));
       if (!record) return null;
-      return [record.status, record.result ?? record.error?.message ?? null];
+      return [record.status, record.result ?? record.error?.message ?? null, record.tainted];
     },
     task_cancel: (id, why) => run.tasks.cancel(String(id), why === null ? undefined : String(why)) ?? null,
     prelude: (index) => {
@@ -479,7 +486,10 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: Entry
       const prelude = preludes[Number(index) - 1]!;
       return [prelude.packId, prelude.source];
     },
-    untrusted: (text) => wrapUntrusted(String(text), run.seed.nonce),
+    untrusted: (text) => {
+      run.taint.mark(spec.chain);
+      return wrapUntrusted(String(text), run.seed.nonce);
+    },
     fact: (name) => {
       if (name === 'replies') return JSON.stringify(run.replies);
       if (name === 'system') return run.prompt.h1.prose;
@@ -693,6 +703,8 @@ function finishBatch(run: RunContext, spec: EntrySpec, calls: BatchCall[], answe
     const trusted = run.catalog.tools.find((tool) => tool.id === call.tool)?.trusted ?? false;
     const output = answer.ok ? (typeof answer.value === 'string' ? answer.value : JSON.stringify(answer.value)) : answer.error.message;
     const wrap = !answer.ok ? call.caller === 'model' : !trusted;
+    // A catalog tool's failure text counts as untrusted as well, whoever called it.
+    if (!answer.ok || !trusted) run.taint.mark(spec.chain);
     const text = wrap ? wrapUntrusted(output, run.seed.nonce) : output;
     values.push(answer.ok, text, call.caller === 'model' ? `{"content":${JSON.stringify(text)},"role":"tool","tool_call_id":${JSON.stringify(call.callId)}}` : null);
     if (call.caller !== 'model') return;

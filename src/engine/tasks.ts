@@ -13,6 +13,7 @@ import type { RunError } from './errors.ts';
 import type { EntryOutcome, EntrySpec } from './section-entry.ts';
 import type { RunContext } from './run-context.ts';
 import { luaKindOf } from './errors.ts';
+import { wrapUntrustedOnce } from './untrusted-envelope.ts';
 
 /** Where a task stands. */
 export type TaskStatus = 'running' | 'completed' | 'failed' | 'cancelled';
@@ -32,6 +33,8 @@ export interface TaskRecord {
   error: { kind: string; message: string } | null;
   /** The reply of the task's last model step. */
   reply: string | null;
+  /** Whether the task had seen untrusted text when it ended (taint.ts): what it hands back is wrapped. */
+  tainted: boolean;
 }
 
 /** How a fanout ended: every arm's result in item order, or the first arm failure. */
@@ -128,13 +131,29 @@ export class TaskBoard {
     startMore();
     await this.run.scheduler.waitUntil(parent, () => failure !== null || (records.length === items.length && live === 0));
     const failed = failure as TaskRecord | null;
-    if (failed) return { ok: false, task: failed.id, error: failed.error! };
-    return { ok: true, results: records.map((record) => record.result) };
+    // The arms' text reaches the parent's Lua: a tainted arm's wrapped, and the parent has seen it.
+    if (records.some((record) => record.tainted)) this.run.taint.mark(parent);
+    if (failed) return { ok: false, task: failed.id, error: this.handedBack(failed).error! };
+    return { ok: true, results: records.map((record) => this.handedBack(record).result) };
+  }
+
+  /**
+   * What a task hands back to the chain that awaits it: its result and error as they are, or,
+   * when it had seen untrusted text, its result and a failure's message wrapped in the run's
+   * envelope (a cancellation's message is the Engine's own and stays as it is).
+   */
+  handedBack(record: TaskRecord): Pick<TaskRecord, 'result' | 'error'> {
+    if (!record.tainted) return record;
+    const nonce = this.run.seed.nonce;
+    const result = record.result === null ? null : wrapUntrustedOnce(record.result, nonce);
+    const error = record.error && record.status === 'failed' ? { kind: record.error.kind, message: wrapUntrustedOnce(record.error.message, nonce) } : record.error;
+    return { result, error };
   }
 
   private newRecord(id: string, kind: 'task' | 'arm', section: string, parent: string): TaskRecord {
-    const record: TaskRecord = { id, kind, section, parent, status: 'running', result: null, error: null, reply: null };
+    const record: TaskRecord = { id, kind, section, parent, status: 'running', result: null, error: null, reply: null, tainted: false };
     this.records.set(id, record);
+    this.run.taint.inherit(parent, id);
     return record;
   }
 
@@ -154,6 +173,7 @@ export class TaskBoard {
 
   private settle(record: TaskRecord, outcome: EntryOutcome): void {
     if (record.status !== 'running') return;
+    record.tainted = this.run.taint.has(record.id);
     const place = this.place(record);
     if (outcome.type === 'return' || outcome.type === 'fall') {
       record.status = 'completed';

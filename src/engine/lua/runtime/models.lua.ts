@@ -242,7 +242,7 @@ end
 local function builtin_result(call, turn)
   local ok, args = pcall(json.decode, call.arguments_json)
   if not ok or type(args) ~= 'table' then args = {} end
-  local text
+  local text, tainted
   local allow = R.scope.allow
   local target = call.name == 'task' and (type(args.target) == 'string' and args.target:match('^%s*(.-)%s*$') or '') or nil
   local allowed = allow == true
@@ -254,10 +254,12 @@ local function builtin_result(call, turn)
   else
     R.ensure('tasks')
     if target then args.target = target end
-    text = R.task_builtin(call.name, args)
+    text, tainted = R.task_builtin(call.name, args)
+    -- What a task that had seen untrusted text handed back reaches the model as untrusted output.
+    if tainted then text = L.untrusted(text) end
   end
   R.event('tool_call_succeeded', { alias = call.name, tool_call_id = call.id }, turn)
-  R.event('tool_result', { alias = call.name, tool_call_id = call.id, content = text, trusted = true }, turn)
+  R.event('tool_result', { alias = call.name, tool_call_id = call.id, content = text, trusted = not tainted }, turn)
   return text
 end
 

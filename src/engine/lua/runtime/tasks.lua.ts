@@ -67,11 +67,14 @@ local function spawn(name, args_text)
   return id
 end
 
---- Waits for tasks; their outcomes in order: { id, status, result } or { id, status, kind, message }.
-local function await_ids(ids)
+--- Waits for tasks; their outcomes in order: { id, status, result } or { id, status, kind, message },
+--- and whether any had seen untrusted text. For Lua a tainted task's text comes wrapped; for
+--- the model's built-in (for_model) it comes as it is, and the built-in wraps its answer.
+local function await_ids(ids, for_model)
   local list = {}
   for i, id in ipairs(ids) do list[i] = id end
-  return json.decode(R.request('await', json.try_encode(list)))
+  local text, tainted = R.request('await', json.try_encode(list), for_model == true)
+  return json.decode(text), tainted
 end
 
 local function value_of(outcome)
@@ -147,10 +150,11 @@ local function unknown(fname, id)
   return fname .. ': no task ' .. quote(tostring(id)) .. ' was started in this section'
 end
 
+--- A task's status line, and whether it carries text of a task that had seen untrusted text.
 local function status_line(id)
-  local status, detail = L.task_status(id)
-  if status == 'failed' then return id .. ': failed: ' .. tostring(detail) end
-  return id .. ': ' .. status
+  local status, detail, tainted = L.task_status(id)
+  if status == 'failed' then return id .. ': failed: ' .. tostring(detail), tainted end
+  return id .. ': ' .. status, false
 end
 
 --- The ids a built-in names: its one id, its list of ids, or every task of this entry.
@@ -171,7 +175,8 @@ local function named_ids(fname, value)
   return ids
 end
 
---- Runs a task built-in the model called (its target already allowed); returns the call's text.
+--- Runs a task built-in the model called (its target already allowed); returns the call's
+--- text, and true when that text carries what a tainted task handed back (the caller wraps it).
 function R.task_builtin(name, args)
   if name == 'task' then
     local target = type(args.target) == 'string' and args.target or ''
@@ -184,9 +189,13 @@ function R.task_builtin(name, args)
   if name == 'task_status' then
     local ids, problem = named_ids('task_status', args.id)
     if not ids then return problem end
-    local lines = {}
-    for i, id in ipairs(ids) do lines[i] = status_line(id) end
-    return table_concat(lines, '\n')
+    local lines, any = {}, false
+    for i, id in ipairs(ids) do
+      local line, tainted = status_line(id)
+      lines[i] = line
+      any = any or tainted
+    end
+    return table_concat(lines, '\n'), any
   end
   if name == 'task_cancel' then
     if type(args.id) ~= 'string' then return 'task_cancel: missing id argument' end
@@ -198,14 +207,15 @@ function R.task_builtin(name, args)
   local ids, problem = named_ids('await_tasks', args.ids)
   if not ids then return problem end
   local out = {}
-  for i, outcome in ipairs(await_ids(ids)) do
+  local outcomes, tainted = await_ids(ids, true)
+  for i, outcome in ipairs(outcomes) do
     if outcome.status == 'completed' then
       out[i] = { id = outcome.id, status = 'completed', result = outcome.result }
     else
       out[i] = { id = outcome.id, status = outcome.status, error = outcome.message }
     end
   end
-  return json.try_encode(out)
+  return json.try_encode(out), tainted
 end
 end
 `;
