@@ -20,6 +20,8 @@ local function key_text(k)
 end
 
 local function path_json(path)
+  -- The root's path is an empty list, which the encoder would write as {}.
+  if #path == 0 then return '[]' end
   return json.try_encode(path)
 end
 
@@ -84,7 +86,7 @@ local function view(path, read_only, cache)
         local v = proxy[k]
         if v ~= nil then return k, v end
       end
-    end, proxy, nil
+    end, nil, nil
   end
   mt.__metatable = read_only and 'var is read-only' or 'var'
   mt[R.SEALED] = dotted(path)
