@@ -368,6 +368,7 @@ function answerNow(run: RunContext, spec: EntrySpec, entry: EntryState, op: stri
   }
   const request = toRequest(effectOp, JSON.parse(String(rest[1])) as Record<string, Json>);
   if ('problem' in request) return [true, false, 'lua', request.problem];
+  noteStoreTaint(run, spec, request);
   const answers = run.scheduler.answerNow(spec.chain, [request]);
   if (!answers || chainStopping(run, spec)) return [false];
   return [true, ...toLua(effectOp, answers[0]!)];
@@ -402,6 +403,8 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: Entry
       if (value === undefined) return ['nil', null];
       if (value === null) return ['null', null];
       if (typeof value === 'object') return ['table', null];
+      // Text that a tainted chain put below this key reaches the reader (a view, a number, does not).
+      if (typeof value === 'string') run.taint.readVar(spec.chain, path(text));
       return ['scalar', value];
     },
     var_set: (text, json) => {
@@ -412,11 +415,21 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: Entry
         vm.halting = true;
         return null;
       }
+      if (at.length > 0) run.taint.wroteVar(spec.chain, at[0]!);
       return run.vars.set(at, json === null ? undefined : (JSON.parse(String(json)) as Json));
     },
+    // A length carries no text a tainted chain wrote; key names can.
     var_len: (text) => run.vars.length(path(text)),
-    var_keys: (text) => JSON.stringify(run.vars.keys(path(text))),
-    var_json: (text) => run.vars.json(path(text)),
+    var_keys: (text) => {
+      const at = path(text);
+      run.taint.readVar(spec.chain, at);
+      return JSON.stringify(run.vars.keys(at));
+    },
+    var_json: (text) => {
+      const at = path(text);
+      run.taint.readVar(spec.chain, at);
+      return run.vars.json(at);
+    },
     entry: () => [
       spec.kind,
       spec.section.name,
@@ -508,7 +521,13 @@ function chunkName(file: string): string {
 async function performEffect(run: RunContext, spec: EntrySpec, op: string, payload: Record<string, Json>): Promise<EffectAnswer> {
   const request = toRequest(op, payload);
   if ('problem' in request) return { ok: false, error: { kind: 'lua', message: request.problem } };
+  noteStoreTaint(run, spec, request);
   return performRequest(run, spec, request);
+}
+
+/** A store operation carries untrusted text's mark between a file and the chain (taint.ts); marking twice is harmless. */
+function noteStoreTaint(run: RunContext, spec: EntrySpec, request: EffectRequest): void {
+  if ('path' in request && typeof request.path === 'string') run.taint.storeOp(spec.chain, request.op, request.path);
 }
 
 async function performRequest(run: RunContext, spec: EntrySpec, request: EffectRequest): Promise<EffectAnswer> {

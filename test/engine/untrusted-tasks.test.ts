@@ -98,7 +98,7 @@ describe("a task's reply after its model read untrusted text", () => {
     const target = prompt(
       `# Taint\n\n## Main\n\n\`\`\`lua\nlocal list = { tasks.spawn('## Dirty'), tasks.spawn('## Clean') }\nlocal arms = tasks.fanout('## Arm', { 'dirty', 'clean' })\nlocal all = tasks.await_all(list)\nreturn json.encode({ all, arms })\n\`\`\`\n\n## Dirty\n\n\`\`\`lua\nreturn 'd:' .. untrusted('x')\n\`\`\`\n\n## Clean\n\n\`\`\`lua\nreturn 'clean'\n\`\`\`\n\n## Arm\n\n\`\`\`lua\nif item == 'dirty' then untrusted('seen') end\nreturn 'arm ' .. item\n\`\`\`\n`,
     );
-    const [[dirty, clean], [armDirty, armClean]] = JSON.parse(resultOf(await runFixture(platform, target))) as string[][];
+    const [[dirty, clean], [armDirty, armClean]] = JSON.parse(resultOf(await runFixture(platform, target))) as [string[], string[]];
     expect(envelopeBody(dirty!)).toContain('d:The text inside');
     expect(clean).toBe('clean');
     expect(envelopeBody(armDirty!)).toBe('arm dirty');
@@ -198,6 +198,48 @@ describe("a task's reply after its model read untrusted text", () => {
     const outcome = await runFixture(platform, withReadingChild(`return tasks.await(tasks.spawn('## Child'))`), { host: { web }, model: readAndReply('fine') });
     expect(envelopeBody(resultOf(outcome))).toBe('fine');
     expect(() => errorOf(outcome)).toThrow();
+  });
+});
+
+describe('the mark through var and the store', () => {
+  // The reader waits on a file name (store.list carries names only) so that no chain it
+  // reads from had awaited the writer.
+  const WAIT = `while #store.list('done') == 0 do end`;
+
+  /** A run where `## Writer` (tainted) writes, then `## Reader` (clean) reads and returns a constant. */
+  async function readerResult(write: string, read: string): Promise<string> {
+    const target = prompt(
+      `# Launder\n\n## Main\n\n\`\`\`lua\nlocal reader = tasks.spawn('## Reader')\ntasks.spawn('## Writer')\nreturn tasks.await(reader)\n\`\`\`\n\n## Writer\n\n\`\`\`lua\nlocal text = untrusted('page')\n${write}\nstore.write('done', '')\nreturn 'written'\n\`\`\`\n\n## Reader\n\n\`\`\`lua\n${WAIT}\n${read}\nreturn 'constant'\n\`\`\`\n`,
+    );
+    return resultOf(await runFixture(platform, target));
+  }
+
+  it.each([
+    ['a var key', `var.notes = text`, `local seen = var.notes`],
+    ['a nested var field', `var.notes = { page = text }`, `local seen = var.notes.page`],
+    ['a var list item', `var.items = { text }`, `local seen = var.items[1]`],
+    ['a var subtree through json.encode', `var.notes = { page = text }`, `local seen = json.encode(var.notes)`],
+    ['the names of var keys', `var[text] = 1`, `for k in pairs(var) do end`],
+    ['a store file', `store.write('notes.md', text)`, `local seen = store.read('notes.md')`],
+    ['a store file appended to', `store.write('log.md', 'clean ')
+store.append('log.md', text)`, `local seen = store.read('log.md')`],
+  ])('marks a clean task that reads what a tainted chain wrote into %s', async (_, write, read) => {
+    expect(envelopeBody(await readerResult(write, read))).toBe('constant');
+  });
+
+  it.each([
+    ['another var key', `var.notes = text`, `local seen = var.other`],
+    ['another store file', `store.write('notes.md', text)`, `local ok = pcall(store.read, 'other.md')`],
+    ['the length of a var list', `var.items = { text }`, `local n = #var.items`],
+  ])('leaves a task clean that reads only %s', async (_, write, read) => {
+    expect(await readerResult(write, read)).toBe('constant');
+  });
+
+  it('clears a store file that a clean chain writes over, and one it deletes', async () => {
+    const target = prompt(
+      `# Rewrite\n\n## Main\n\n\`\`\`lua\nlocal a = tasks.spawn('## Cleaner')\ntasks.spawn('## Writer')\nreturn tasks.await(a)\n\`\`\`\n\n## Writer\n\n\`\`\`lua\nstore.write('a.md', untrusted('x'))\nstore.write('b.md', untrusted('x'))\nstore.write('done', '')\n\`\`\`\n\n## Cleaner\n\n\`\`\`lua\n${WAIT}\nstore.write('a.md', 'clean')\nstore.delete('b.md')\nlocal missing = pcall(store.read, 'b.md')\nreturn store.read('a.md') .. '|' .. tostring(missing)\n\`\`\`\n`,
+    );
+    expect(resultOf(await runFixture(platform, target))).toBe('clean|false');
   });
 });
 
