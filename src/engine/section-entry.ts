@@ -483,6 +483,7 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: Entry
     },
     reply_done: (text) => {
       run.replies[spec.section.name] = String(text);
+      run.taint.wroteReply(spec.chain, spec.section.name);
       if (spec.chain === MAIN_CHAIN) run.lastReply = String(text);
       else run.tasks.noteReply(spec.chain, String(text));
     },
@@ -504,7 +505,10 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: Entry
       return wrapUntrusted(String(text), run.seed.nonce);
     },
     fact: (name) => {
-      if (name === 'replies') return JSON.stringify(run.replies);
+      if (name === 'replies') {
+        run.taint.readReplies(spec.chain);
+        return JSON.stringify(run.replies);
+      }
       if (name === 'system') return run.prompt.h1.prose;
       return null;
     },

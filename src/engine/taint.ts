@@ -3,8 +3,8 @@
  *
  * A chain is tainted from the moment untrusted text reaches its Lua or its model: an
  * untrusted tool's output or any catalog tool's failure text, the text `untrusted()` wraps,
- * what a tainted task hands back, or a `var` key or store file a tainted chain wrote (read
- * back by any chain). A task or arm also starts tainted when the chain that
+ * what a tainted task hands back, or a `var` key, store file or `sys.replies` entry a tainted
+ * chain wrote (read back by any chain). A task or arm also starts tainted when the chain that
  * starts it already is (its input or item may carry that text). Once tainted a chain stays
  * so, and everything it hands back (its result, its failure's message) reaches the chain that
  * awaits it wrapped in the run's envelope. Every mark follows from answers the journal holds
@@ -42,6 +42,20 @@ export class ChainTaint {
   readVar(chain: string, path: readonly (string | number)[]): void {
     if (this.varKeys.size === 0) return;
     if (path.length === 0 ? true : this.varKeys.has(String(path[0]))) this.chains.add(chain);
+  }
+
+  /** Sections whose kept model-step reply (sys.replies) a tainted chain made. */
+  private readonly replies = new Set<string>();
+
+  /** A chain's model step in `section` ended with a reply, which replaces that section's. */
+  wroteReply(chain: string, section: string): void {
+    if (this.chains.has(chain)) this.replies.add(section);
+    else this.replies.delete(section);
+  }
+
+  /** A chain read sys.replies: it has seen every reply kept there. */
+  readReplies(chain: string): void {
+    if (this.replies.size > 0) this.chains.add(chain);
   }
 
   /** A chain's store operation: a write sets the file's mark to the writer's, an append adds it, a read takes it. */

@@ -235,6 +235,19 @@ store.append('log.md', text)`, `local seen = store.read('log.md')`],
     expect(await readerResult(write, read)).toBe('constant');
   });
 
+  it.each([
+    ['tainted', `{{ untrusted('page') }}`, true],
+    ['clean', 'a plain question', false],
+  ])("marks a task that reads a %s chain's model-step reply in sys.replies accordingly", async (_, question, tainted) => {
+    const target = prompt(
+      `# Replies\n\n## Main\n\n\`\`\`lua\nlocal reader = tasks.spawn('## Reader')\ntasks.spawn('## Writer')\nreturn tasks.await(reader)\n\`\`\`\n\n## Writer\n\nSummarize ${question}\n\n## Reader\n\n\`\`\`lua\nwhile sys.replies.Writer == nil do store.list('') end\nreturn 'constant'\n\`\`\`\n`,
+      WRITER,
+    );
+    const result = resultOf(await runFixture(platform, target, { model: [{ content: 'summary' }] }));
+    if (tainted) expect(envelopeBody(result)).toBe('constant');
+    else expect(result).toBe('constant');
+  });
+
   it('clears a store file that a clean chain writes over, and one it deletes', async () => {
     const target = prompt(
       `# Rewrite\n\n## Main\n\n\`\`\`lua\nlocal a = tasks.spawn('## Cleaner')\ntasks.spawn('## Writer')\nreturn tasks.await(a)\n\`\`\`\n\n## Writer\n\n\`\`\`lua\nstore.write('a.md', untrusted('x'))\nstore.write('b.md', untrusted('x'))\nstore.write('done', '')\n\`\`\`\n\n## Cleaner\n\n\`\`\`lua\n${WAIT}\nstore.write('a.md', 'clean')\nstore.delete('b.md')\nlocal missing = pcall(store.read, 'b.md')\nreturn store.read('a.md') .. '|' .. tostring(missing)\n\`\`\`\n`,
