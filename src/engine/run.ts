@@ -85,7 +85,7 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
     vmOwner: options.owner,
     args: options.args ?? {},
     seed: await deriveRunSeed(options.seed ?? '0'),
-    vars: new VarState(),
+    vars: new VarState(limits.varBytes),
     events,
     effects,
     scheduler,

@@ -405,7 +405,13 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: Entry
         vm.halting = true;
         return null;
       }
-      return run.vars.set(at, json === null ? undefined : (JSON.parse(String(json)) as Json));
+      const refusal = run.vars.set(at, json === null ? undefined : (JSON.parse(String(json)) as Json));
+      if (refusal?.type === 'limit') {
+        run.stop.exceed(refusal.message);
+        vm.halting = true;
+        return null;
+      }
+      return refusal?.problem ?? null;
     },
     var_len: (text) => run.vars.length(path(text)),
     var_keys: (text) => JSON.stringify(run.vars.keys(path(text))),
