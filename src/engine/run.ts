@@ -93,7 +93,8 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
     limits,
     entryCount: 0,
     vmCount: 0,
-    replies: {},
+    // Keyed by section names, which are the prompt's: no inherited names.
+    replies: Object.create(null) as { [section: string]: string },
     lastReply: '',
     catalog: options.catalog ?? EMPTY_CATALOG,
     defaultRole: null,

@@ -451,7 +451,7 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: Entry
     // name order, as the runtime's JSON encoder would have written them.
     event_fields: (type, turn, ...pairs) => {
       const order = Array.from({ length: pairs.length / 2 }, (_, k) => 2 * k).sort((a, b) => (String(pairs[a]) < String(pairs[b]) ? -1 : 1));
-      const fields: Record<string, Json> = {};
+      const fields: Record<string, Json> = Object.create(null);
       for (const at of order) fields[String(pairs[at])] = pairs[at + 1] as Json;
       run.events.emit(String(type), { ...place(), turn: Number(turn) }, fields);
     },
@@ -629,7 +629,7 @@ function answerRound(
         arguments: JSON.parse(call.arguments_json) as Json,
         id: call.id,
         name: call.name,
-        ...(renderedTools[call.name] !== undefined ? { tool: renderedTools[call.name] } : {}),
+        ...(Object.hasOwn(renderedTools, call.name) ? { tool: renderedTools[call.name]! } : {}),
       })),
     }));
   }
