@@ -368,7 +368,11 @@ function answerNow(run: RunContext, spec: EntrySpec, entry: EntryState, op: stri
 
 function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: EntryState): void {
   const place = () => ({ section: spec.section.name, task: spec.chain, turn: 0 });
-  const path = (text: LuaScalar) => JSON.parse(String(text)) as (string | number)[];
+  // The root's path is an empty Lua table, which the runtime's encoder writes as {}.
+  const path = (text: LuaScalar): (string | number)[] => {
+    const parsed = JSON.parse(String(text)) as (string | number)[] | Record<string, never>;
+    return Array.isArray(parsed) ? parsed : [];
+  };
   const blocksOf = (name: LuaScalar) => {
     const section = name === null ? spec.section : run.prompt.sections.find((s) => s.name === name);
     return section ? [...section.prologue, ...section.epilogue] : [];
