@@ -128,7 +128,7 @@ function readHost(raw: NonNullable<RawFixture['host']>, problem: Report): Fixtur
     }
   }
   if (raw['user-input'] === false) host['user-input'] = false;
-  const packs: Record<string, FixturePackSpec> = {};
+  const packs: Record<string, FixturePackSpec> = Object.create(null);
   for (const [name, pack] of Object.entries(raw.packs ?? {})) {
     const at = ['host', 'packs', name];
     if (!/^[^/\s]+\/[^/\s]+$/.test(name)) problem(at, `\`${pathText(at)}\`: a Pack is named by its fully qualified name, such as acme/stats`);

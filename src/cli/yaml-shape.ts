@@ -97,7 +97,7 @@ function pathOf(pointer: string, value: unknown): (string | number)[] {
       node = node[Number(part)];
     } else {
       path.push(part);
-      node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined;
+      node = node !== null && typeof node === 'object' && Object.hasOwn(node, part) ? (node as Record<string, unknown>)[part] : undefined;
     }
   }
   return path;

@@ -12,6 +12,8 @@ export interface RunLimits {
   memoryBytes: number;
   /** Section entries the run may make (walked, called, required sections do not count). */
   entries: number;
+  /** Bytes of canonical JSON the run's var document may hold. */
+  varBytes: number;
 }
 
 /** Defaults chosen so a runaway loop stops within seconds while real prompts never notice. */
@@ -19,6 +21,7 @@ export const DEFAULT_LIMITS: RunLimits = {
   instructions: 200_000_000,
   memoryBytes: 16 * 1024 * 1024,
   entries: 1000,
+  varBytes: 8 * 1024 * 1024,
 };
 
 /** Counts instructions and carries the reason the run must stop, once there is one. */

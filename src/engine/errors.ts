@@ -27,28 +27,35 @@ export interface RunError {
   traceback?: string;
 }
 
-const RUN_KIND_OF_LUA_KIND: Record<string, RunErrorKind> = {
-  lua: 'Lua',
-  tool: 'Tool',
-  unbound_tool: 'Tool',
-  out_of_scope_tool: 'Tool',
-  store: 'Store',
-  model: 'Model',
-  cancelled: 'Cancelled',
-  limit: 'Limit',
-  determinism: 'Determinism',
-};
+/**
+ * The run kinds of the Engine's own Lua-side error kinds. Only these map to a run kind other
+ * than `Lua`: the runtime reports any error value it did not make as `lua`, and a kind such
+ * as `cancelled` or `limit` in Lua ends no run as Cancelled or Limit (the Engine's stop does).
+ */
+const RUN_KIND_OF_LUA_KIND: ReadonlyMap<string, RunErrorKind> = new Map([
+  ['tool', 'Tool'],
+  ['unbound_tool', 'Tool'],
+  ['out_of_scope_tool', 'Tool'],
+  ['store', 'Store'],
+  ['model', 'Model'],
+]);
 
-const RUN_KINDS = new Set<string>(Object.values(RUN_KIND_OF_LUA_KIND).concat(['Frontmatter', 'Prompt', 'RequirementsUnmet']));
+/** The Lua-side kind of each run kind an error crossing back into Lua can carry. */
+const LUA_KIND_OF_RUN_KIND: ReadonlyMap<RunErrorKind, string> = new Map([
+  ['Tool', 'tool'],
+  ['Store', 'store'],
+  ['Model', 'model'],
+  ['Cancelled', 'cancelled'],
+  ['Limit', 'limit'],
+  ['Determinism', 'determinism'],
+]);
 
 /** The run error kind an uncaught Lua error value of `kind` ends the run with. */
 export function runKindOf(luaKind: string): RunErrorKind {
-  if (RUN_KINDS.has(luaKind)) return luaKind as RunErrorKind;
-  return RUN_KIND_OF_LUA_KIND[luaKind] ?? 'Lua';
+  return RUN_KIND_OF_LUA_KIND.get(luaKind) ?? 'Lua';
 }
 
 /** The Lua-side kind for a run error kind (an error crossing from a called section back into Lua). */
 export function luaKindOf(kind: RunErrorKind): string {
-  for (const [lua, run] of Object.entries(RUN_KIND_OF_LUA_KIND)) if (run === kind) return lua;
-  return 'lua';
+  return LUA_KIND_OF_RUN_KIND.get(kind) ?? 'lua';
 }

@@ -78,7 +78,7 @@ export function sameJson(a: unknown, b: unknown): boolean {
     const value = left[key];
     if (value === undefined) continue;
     count++;
-    if (!sameJson(value, right[key])) return false;
+    if (!Object.hasOwn(right, key) || !sameJson(value, right[key])) return false;
   }
   for (const key in right) if (right[key] !== undefined) count--;
   return count === 0;

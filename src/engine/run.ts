@@ -86,7 +86,7 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
     vmOwner: options.owner,
     args: options.args ?? {},
     seed: await deriveRunSeed(options.seed ?? '0'),
-    vars: new VarState(),
+    vars: new VarState(limits.varBytes),
     taint: new ChainTaint(),
     events,
     effects,
@@ -95,7 +95,8 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
     limits,
     entryCount: 0,
     vmCount: 0,
-    replies: {},
+    // Keyed by section names, which are the prompt's: no inherited names.
+    replies: Object.create(null) as { [section: string]: string },
     lastReply: '',
     catalog: options.catalog ?? EMPTY_CATALOG,
     defaultRole: null,

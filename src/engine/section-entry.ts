@@ -376,7 +376,11 @@ function answerNow(run: RunContext, spec: EntrySpec, entry: EntryState, op: stri
 
 function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: EntryState): void {
   const place = () => ({ section: spec.section.name, task: spec.chain, turn: 0 });
-  const path = (text: LuaScalar) => JSON.parse(String(text)) as (string | number)[];
+  // The root's path is an empty Lua table, which the runtime's encoder writes as {}.
+  const path = (text: LuaScalar): (string | number)[] => {
+    const parsed = JSON.parse(String(text)) as (string | number)[] | Record<string, never>;
+    return Array.isArray(parsed) ? parsed : [];
+  };
   const blocksOf = (name: LuaScalar) => {
     const section = name === null ? spec.section : run.prompt.sections.find((s) => s.name === name);
     return section ? [...section.prologue, ...section.epilogue] : [];
@@ -416,7 +420,13 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: Entry
         return null;
       }
       if (at.length > 0) run.taint.wroteVar(spec.chain, at[0]!);
-      return run.vars.set(at, json === null ? undefined : (JSON.parse(String(json)) as Json));
+      const refusal = run.vars.set(at, json === null ? undefined : (JSON.parse(String(json)) as Json));
+      if (refusal?.type === 'limit') {
+        run.stop.exceed(refusal.message);
+        vm.halting = true;
+        return null;
+      }
+      return refusal?.problem ?? null;
     },
     // A length carries no text a tainted chain wrote; key names can.
     var_len: (text) => run.vars.length(path(text)),
@@ -465,7 +475,7 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: Entry
     // name order, as the runtime's JSON encoder would have written them.
     event_fields: (type, turn, ...pairs) => {
       const order = Array.from({ length: pairs.length / 2 }, (_, k) => 2 * k).sort((a, b) => (String(pairs[a]) < String(pairs[b]) ? -1 : 1));
-      const fields: Record<string, Json> = {};
+      const fields: Record<string, Json> = Object.create(null);
       for (const at of order) fields[String(pairs[at])] = pairs[at + 1] as Json;
       run.events.emit(String(type), { ...place(), turn: Number(turn) }, fields);
     },
@@ -656,7 +666,7 @@ function answerRound(
         arguments: JSON.parse(call.arguments_json) as Json,
         id: call.id,
         name: call.name,
-        ...(renderedTools[call.name] !== undefined ? { tool: renderedTools[call.name] } : {}),
+        ...(Object.hasOwn(renderedTools, call.name) ? { tool: renderedTools[call.name]! } : {}),
       })),
     }));
   }

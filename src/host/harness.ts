@@ -93,5 +93,5 @@ async function modelRound(options: HarnessOptions, role: string, request: Json):
 
 /** A service directory over a plain record. */
 export function servicesOf(record: Record<string, unknown> = {}): ServiceDirectory {
-  return { get: <T>(name: string) => record[name] as T | undefined };
+  return { get: <T>(name: string) => (Object.hasOwn(record, name) ? record[name] : undefined) as T | undefined };
 }

@@ -127,7 +127,7 @@ function message(error: OutputUnit, path: (string | number)[], rule: Json | unde
     case 'type': {
       const types = Array.isArray(rule) ? rule : typeof rule === 'string' ? [rule] : null;
       if (!types || types.length === 0) return generic;
-      const phrase = types.map((t) => TYPE_PHRASES[String(t)] ?? `of type ${String(t)}`).join(' or ');
+      const phrase = types.map((t) => (Object.hasOwn(TYPE_PHRASES, String(t)) ? TYPE_PHRASES[String(t)] : undefined) ?? `of type ${String(t)}`).join(' or ');
       return path.length === 0 ? `the arguments must be ${phrase}` : `${subject} must be ${phrase}`;
     }
     case 'enum':

@@ -64,7 +64,7 @@ export function parseModelChoice(text: string): ModelChoice | string {
 
 /** The Host's models: providers chosen by each role's config, keys from `env`, Workers AI from `bindings.ai`. */
 export function modelDirectory(env: Record<string, string | undefined>, bindings: { ai?: AiBinding } = {}, options: ModelDirectoryOptions = {}): ModelDirectory {
-  const read = (name: string) => env[name]?.trim() || undefined;
+  const read = (name: string) => (Object.hasOwn(env, name) ? env[name]?.trim() : undefined) || undefined;
   const openaiKey = read(MODEL_ENV.openaiKey);
   const anthropicKey = read(MODEL_ENV.anthropicKey);
   const openaiBase = read(MODEL_ENV.openaiBase) ?? OPENAI_BASE_URL;

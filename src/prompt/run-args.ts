@@ -12,7 +12,7 @@ export type ArgsOutcome = { ok: true; args: { [name: string]: Json } } | { ok: f
 export function argsFromCommandLine(declared: Record<string, ArgSpec>, given: readonly { key: string; value: string }[]): ArgsOutcome {
   const values = new Map<string, Json>();
   for (const { key, value } of given) {
-    const spec = declared[key];
+    const spec = Object.hasOwn(declared, key) ? declared[key] : undefined;
     if (!spec) return unknownArg(declared, key);
     if (values.has(key)) return { ok: false, arg: key, message: `--arg ${key} is given twice` };
     const coerced = coerce(spec.type, value);
@@ -26,7 +26,7 @@ export function argsFromCommandLine(declared: Record<string, ArgSpec>, given: re
 export function argsFromData(declared: Record<string, ArgSpec>, given: { [key: string]: Json }): ArgsOutcome {
   const values = new Map<string, Json>();
   for (const [key, value] of Object.entries(given)) {
-    const spec = declared[key];
+    const spec = Object.hasOwn(declared, key) ? declared[key] : undefined;
     if (!spec) return unknownArg(declared, key);
     // A string written for a typed arg reads as it would on the command line, so `n: "3"` is 3.
     const checked = typeof value === 'string' && spec.type !== 'json' ? coerce(spec.type, value) : check(spec.type, value);

@@ -24,7 +24,7 @@ export interface Env {
 
 /** The Worker's variables and secrets as text, for readers that take an environment record. */
 export function textVars(env: Env): Record<string, string | undefined> {
-  const vars: Record<string, string | undefined> = {};
+  const vars: Record<string, string | undefined> = Object.create(null);
   for (const [key, value] of Object.entries(env)) if (typeof value === 'string') vars[key] = value;
   return vars;
 }

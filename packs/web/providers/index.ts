@@ -17,9 +17,10 @@ export const TAVILY_API_KEY = 'TAVILY_API_KEY';
 
 /** The search provider the environment configures: Brave, else Tavily, else none. */
 export function searchProviderFromEnv(env: Record<string, string | undefined>): SearchProvider | undefined {
-  const brave = env[BRAVE_SEARCH_API_KEY]?.trim();
+  const read = (name: string) => (Object.hasOwn(env, name) ? env[name]?.trim() : undefined);
+  const brave = read(BRAVE_SEARCH_API_KEY);
   if (brave) return braveSearchProvider({ apiKey: brave });
-  const tavily = env[TAVILY_API_KEY]?.trim();
+  const tavily = read(TAVILY_API_KEY);
   if (tavily) return tavilySearchProvider({ apiKey: tavily });
   return undefined;
 }

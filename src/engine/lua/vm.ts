@@ -638,7 +638,7 @@ export class LuaVm {
 
   /** The runtime module of that name. */
   module(name: string): RuntimeChunk {
-    const chunk = this.modules[name];
+    const chunk = Object.hasOwn(this.modules, name) ? this.modules[name] : undefined;
     if (!chunk) throw new Error(`no runtime module named ${name}`);
     return chunk;
   }

@@ -19,7 +19,9 @@ export const hookRoutes = new Hono<{ Bindings: Env }>();
 hookRoutes.post('/hooks/:name', async (c) => {
   const name = c.req.param('name');
   checkPromptName(name);
-  const secret = c.env[webhookSecretName(name)];
+  // An own variable only: a name the Worker's environment merely inherits is no secret.
+  const secretName = webhookSecretName(name);
+  const secret = Object.hasOwn(c.env, secretName) ? c.env[secretName] : undefined;
   if (typeof secret !== 'string' || secret === '') {
     throw new ApiError(403, `webhooks are not enabled for prompt ${JSON.stringify(name)}: set ${webhookSecretName(name)} in the Worker's environment`);
   }

@@ -55,10 +55,16 @@ local ErrorMT = {
 }
 R.ErrorMT = ErrorMT
 
+-- The kind of every error value the runtime made, by the value: a table Lua code built
+-- (or copied, or gave this metatable) is not in it, whatever its kind field says, and a
+-- kind field changed afterwards changes nothing. Weak, so caught errors are collected.
+local made_errors = setmetatable({}, { __mode = 'k' })
+
 --- A new error value {kind, message, ...fields}; tostring gives the message.
 function R.new_error(kind, message, fields)
   local e = { kind = kind, message = message }
   if fields then for k, v in pairs(fields) do e[k] = v end end
+  made_errors[e] = kind
   return setmetatable(e, ErrorMT)
 end
 
@@ -67,26 +73,32 @@ function R.raise(kind, message, fields)
   error(R.new_error(kind, message, fields), 0)
 end
 
---- The kind and message of any raised value, as the run reports it.
+local rawget, pcall = rawget, pcall
+local getmetatable_any = debug.getmetatable
+
+--- The message of a raised table: its message field, else what its __tostring gives.
+local function table_message(err)
+  local message = rawget(err, 'message')
+  if type(message) == 'string' then return message end
+  local mt = getmetatable_any(err)
+  if type(mt) == 'table' and rawget(mt, '__tostring') ~= nil then
+    local ok, text = pcall(tostring, err)
+    if ok and type(text) == 'string' then return text end
+  end
+  local kind = rawget(err, 'kind')
+  if type(kind) == 'string' then
+    if #kind > 60 then kind = kind:sub(1, 60) .. '...' end
+    return 'a table was raised as an error (kind ' .. kind .. ')'
+  end
+  return 'a table was raised as an error'
+end
+
+--- The kind and message of any raised value, as the run reports it. Only the runtime's own
+--- error values keep their kind; anything else Lua raised is kind lua.
 function R.describe_error(err)
   local t = type(err)
   if t == 'string' then return 'lua', err end
-  if t == 'table' then
-    local kind = rawget(err, 'kind')
-    local message = rawget(err, 'message')
-    if type(message) ~= 'string' then
-      local mt = getmetatable(err)
-      if type(mt) == 'table' and mt.__tostring then
-        local ok, text = pcall(tostring, err)
-        message = ok and text or nil
-      end
-    end
-    if type(kind) ~= 'string' then kind = 'lua' end
-    if type(message) ~= 'string' then
-      message = 'a table was raised as an error' .. (rawget(err, 'kind') and (' (kind ' .. tostring(rawget(err, 'kind')) .. ')') or '')
-    end
-    return kind, message
-  end
+  if t == 'table' then return made_errors[err] or 'lua', table_message(err) end
   return 'lua', 'a ' .. R.typename(err) .. ' value was raised as an error'
 end
 

@@ -88,7 +88,7 @@ end
 
 local last_traceback = nil
 local function on_error(err)
-  if err ~= R.STOP then
+  if not rawequal(err, R.STOP) then
     local ok, text = pcall(R.raw.traceback, type(err) == 'string' and err or nil, 2)
     last_traceback = ok and text or nil
   end
@@ -103,7 +103,7 @@ function __rv_main()
     return walk.run_entry(env, entry)
   end, on_error)
   if ok then return outcome, value end
-  if outcome == R.STOP then return 'stop' end
+  if rawequal(outcome, R.STOP) then return 'stop' end
   local err_kind, message = R.describe_error(outcome)
   return 'error', err_kind, message, last_traceback
 end

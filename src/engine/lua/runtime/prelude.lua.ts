@@ -76,11 +76,11 @@ function R.install_preludes()
     if fn then
       R.loading_prelude = pack
       local ok, raised = xpcall(fn, function(e)
-        if e ~= R.STOP then traceback = R.raw.traceback(nil, 2) end
+        if not rawequal(e, R.STOP) then traceback = R.raw.traceback(nil, 2) end
         return e
       end, pack)
       R.loading_prelude = nil
-      if raised == R.STOP then error(R.STOP, 0) end
+      if rawequal(raised, R.STOP) then error(R.STOP, 0) end
       err = not ok and select(2, R.describe_error(raised)) or nil
     end
     if err then
