@@ -17,6 +17,8 @@ import { Scheduler } from './scheduler.ts';
 import { TaskBoard } from './tasks.ts';
 import { VarState } from './var-state.ts';
 import { EMPTY_CATALOG, type RunCatalog } from './catalog.ts';
+import { RunMeter } from './run-meter.ts';
+import { RunMemory } from './lua/run-memory.ts';
 
 /** What a run needs. */
 export interface RunOptions {
@@ -69,6 +71,9 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
   const events = new EventLog(options.onEvent, options.eventsKnown);
   const effects = new EffectRunner(options.harness, options.journal ?? [], options.onJournal);
   const stop = new StopSwitch(limits, options.signal);
+  const meter = new RunMeter(limits, (message) => stop.exceed(message));
+  events.meter = (seq, event) => meter.event(seq, event);
+  effects.meter = meter;
   const scheduler = new Scheduler({
     runId: options.runId ?? 'run-1',
     effects,
@@ -86,6 +91,7 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
     args: options.args ?? {},
     seed: await deriveRunSeed(options.seed ?? '0'),
     vars: new VarState(),
+    memory: new RunMemory(limits.runMemoryBytes, (message) => stop.exceed(message)),
     events,
     effects,
     scheduler,

@@ -74,7 +74,7 @@ const SECTION_VM: VmTemplate = {
 
 /** Runs one section entry to its outcome. */
 export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryOutcome> {
-  const vm = await run.platform.newVm({ memoryLimit: run.limits.memoryBytes, template: SECTION_VM, owner: run.vmOwner });
+  const vm = await run.platform.newVm({ memoryLimit: run.limits.memoryBytes, template: SECTION_VM, owner: run.vmOwner, memory: run.memory });
   const stopOf = () => run.scheduler.stopOf(spec.chain);
   const entry: EntryState = { conversation: new Conversation(), renderedTools: {}, toolsText: 'null', kept: null, madeRecords: [] };
   try {

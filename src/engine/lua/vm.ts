@@ -12,6 +12,7 @@
  */
 import type { LuaFactory, LuaWasm } from 'wasmoon';
 import { MemoryRegion, type WasmHeap } from './memory-region.ts';
+import { formatBytes, type RunMemory } from './run-memory.ts';
 
 /** A value that may cross between JS and Lua. */
 export type LuaScalar = string | number | boolean | null;
@@ -49,6 +50,8 @@ export interface VmOptions {
   template?: VmTemplate;
   /** Whoever the VM works for: LuaPlatform.closeVmsOf closes every VM of one owner. */
   owner?: object;
+  /** The run's share of Lua memory the VM's footprint is charged to (run-memory.ts). */
+  memory?: RunMemory;
 }
 
 /**
@@ -65,14 +68,34 @@ export interface VmTemplate {
   build(vm: LuaVm): void;
 }
 
-/** How many template VMs may live in regions at once, and how big a region is. */
+/** How many template VMs may live in regions at once, how big a region is, and how much all VMs may hold. */
 export interface PlatformOptions {
   regions?: number;
   regionBytes?: number;
+  /**
+   * Bytes of the wasm heap all template VMs together may hold (default 1 GiB). When a VM
+   * would pass it, the run holding the most ends with `Limit` and its VMs are closed at once;
+   * a run that holds the most itself is refused.
+   */
+  memoryBytes?: number;
 }
 
 const DEFAULT_REGIONS = 32;
 const DEFAULT_REGION_BYTES = 512 * 1024;
+const DEFAULT_PLATFORM_MEMORY = 1024 * 1024 * 1024;
+
+/**
+ * Stack slots a thread may hold before the count hook raises `stack overflow`. Lua's own
+ * bound (LUAI_MAXSTACK, a million slots, 16 MiB) lies past a VM's memory cap, so without this
+ * deep recursion would end as out of memory. A slot is 16 bytes; the stack doubles as it grows,
+ * so a thread's stack stays under 8 MiB.
+ */
+export const STACK_SLOTS = 200_000;
+/** Where lua_State keeps stack_last and stack in Lua 5.4.6's wasm32 build; checked at start-up. */
+const STACK_LAST_OFFSET = 24;
+const STACK_OFFSET = 28;
+/** A new thread's stack (BASIC_STACK_SIZE slots), as stack_last - stack in bytes. */
+const FRESH_STACK_BYTES = 40 * 16;
 
 const LUA_OK = 0;
 const LUA_YIELD = 1;
@@ -114,7 +137,7 @@ class CApi {
   readonly malloc: CFunction; readonly free: CFunction; readonly realloc: CFunction;
   readonly sethook: CFunction; readonly yieldk: CFunction; readonly isyieldable: CFunction;
   readonly tothread: CFunction; readonly requiref: CFunction; readonly checkstack: CFunction;
-  readonly atpanic: CFunction;
+  readonly atpanic: CFunction; readonly where: CFunction; readonly concat: CFunction;
   private readonly names = new Map<string, number>();
 
   constructor(readonly lua: LuaWasm, exports: Record<string, CFunction> | undefined) {
@@ -134,6 +157,7 @@ class CApi {
     this.realloc = c('realloc'); this.sethook = c('lua_sethook'); this.yieldk = c('lua_yieldk');
     this.isyieldable = c('lua_isyieldable'); this.tothread = c('lua_tothread');
     this.requiref = c('luaL_requiref'); this.checkstack = c('lua_checkstack'); this.atpanic = c('lua_atpanic');
+    this.where = c('luaL_where'); this.concat = c('lua_concat');
   }
 
   /** A NUL-terminated copy of a constant name, made once and kept. */
@@ -230,11 +254,21 @@ export class LuaPlatform {
   private readonly maxRegions: number;
   private readonly regionBytes: number;
   private readonly heap: WasmHeap;
+  /** Bytes all template VMs hold, and the most they may. */
+  private memoryUsed = 0;
+  private readonly memoryBytes: number;
+  /** True when lua_State's stack fields sit where STACK_OFFSET says (the stack bound needs them). */
+  private readonly stackReadable: boolean;
+  /** The block lua_Alloc is reallocating right now (to tell a thread's stack growing). */
+  private allocating = 0;
+  /** Why the allocation under way was refused, when a cap refused it. */
+  private refusal: string | undefined;
 
   private constructor(readonly lua: LuaWasm, exports: Record<string, CFunction> | undefined, options: PlatformOptions) {
     const module = lua.module as unknown as RawExports & { addFunction(fn: Function, signature: string): number };
     this.maxRegions = options.regions ?? DEFAULT_REGIONS;
     this.regionBytes = options.regionBytes ?? DEFAULT_REGION_BYTES;
+    this.memoryBytes = options.memoryBytes ?? DEFAULT_PLATFORM_MEMORY;
     this.direct = exports !== undefined;
     this.c = new CApi(lua, exports);
     this.libraries = exports ? sandboxLibraries(exports, this.c) : null;
@@ -253,6 +287,24 @@ export class LuaPlatform {
       realloc: (pointer, size) => c.realloc(pointer, size) as number,
       free: (pointer) => c.free(pointer),
     };
+    this.stackReadable = this.checkStackFields();
+  }
+
+  /** True when a fresh state's stack fields read as Lua 5.4.6 lays them out, and follow a growth. */
+  private checkStackFields(): boolean {
+    const state = this.c.newstateL() as number;
+    try {
+      if (this.stackBytes(state) !== FRESH_STACK_BYTES) return false;
+      this.c.checkstack(state, 1000);
+      return this.stackBytes(state) >= 1000 * 16;
+    } finally {
+      this.c.close(state);
+    }
+  }
+
+  private stackBytes(state: number): number {
+    const words = this.lua.module.HEAP32;
+    return words[(state + STACK_LAST_OFFSET) >> 2]! - words[(state + STACK_OFFSET) >> 2]!;
   }
 
   /**
@@ -295,7 +347,11 @@ export class LuaPlatform {
     region.busy = true;
     const vm = new LuaVm(this, region.id, options.memoryLimit, template.modules, region);
     vm.owner = options.owner;
+    vm.memory = options.memory;
     this.vms.set(region.id, vm);
+    region.charge = (bytes) => this.charge(vm, bytes);
+    // The region itself is the VM's while it lives, whether or not it fills it.
+    this.charge(vm, region.footprint);
     const saved = region.restore(template);
     if (saved !== undefined) {
       vm.attach(saved);
@@ -380,6 +436,17 @@ export class LuaPlatform {
     }
   }
 
+  /** Gives back what a closing VM's region held of the platform's memory and its run's. */
+  uncharge(vm: LuaVm, bytes: number): void {
+    this.memoryUsed -= bytes;
+    if (vm.memory) vm.memory.used -= bytes;
+  }
+
+  /** Bytes all template VMs hold now (their footprints). */
+  get memoryHeld(): number {
+    return this.memoryUsed;
+  }
+
   /** Forgets a closed VM. */
   release(id: number): void {
     this.vms.delete(id);
@@ -445,7 +512,9 @@ export class LuaPlatform {
       return 1;
     }
     if (leaf === WATCH_LEAF) {
-      c.sethook(c.tothread(state, 1), this.hook, LUA_MASKCOUNT, HOOK_EVERY);
+      const thread = c.tothread(state, 1) as number;
+      c.sethook(thread, this.hook, LUA_MASKCOUNT, HOOK_EVERY);
+      vm?.threads.add(thread);
       return 0;
     }
     if (leaf === MODULE_LEAF && vm) {
@@ -481,6 +550,14 @@ export class LuaPlatform {
 
   private countHook(state: number): void {
     const c = this.c;
+    if (this.stackReadable && this.stackBytes(state) > STACK_SLOTS * 16) {
+      // Where Lua's own check would raise it, with the position of the running function.
+      c.where(state, 0);
+      pushScalar(this, state, 'stack overflow');
+      c.concat(state, 2);
+      c.error(state);
+      return;
+    }
     c.getglobal(state, c.name('__rv_vm'));
     const vm = this.vms.get(Number(c.tointegerx(state, -1, 0)));
     c.settop(state, -2);
@@ -534,10 +611,98 @@ export class LuaPlatform {
       if (counting) vm.heapBytes = Math.max(0, vm.heapBytes - previous);
       return 0;
     }
-    if (counting && vm.memoryLimit !== undefined && vm.heapBytes - previous + newSize > vm.memoryLimit) return 0;
-    const moved = region ? region.realloc(pointer, previous, newSize) : (this.c.realloc(pointer, newSize) as number);
-    if (moved !== 0 && counting) vm.heapBytes = Math.max(0, vm.heapBytes + newSize - previous);
+    this.refusal = undefined;
+    this.allocating = pointer;
+    let moved = 0;
+    if (counting && vm.memoryLimit !== undefined && vm.heapBytes - previous + newSize > vm.memoryLimit && !this.growingStack(vm)) {
+      this.refusal = vmLimitMessage(vm.memoryLimit);
+    } else {
+      moved = region ? region.realloc(pointer, previous, newSize) : (this.c.realloc(pointer, newSize) as number);
+    }
+    if (moved !== 0) {
+      if (counting) vm.heapBytes = Math.max(0, vm.heapBytes + newSize - previous);
+      if (vm && newSize > previous) vm.lastRefusal = undefined;
+    } else if (this.refusal !== undefined && vm) {
+      this.refused(vm, pointer, oldSize, newSize, this.refusal);
+    }
     return moved;
+  }
+
+  /**
+   * A cap refused an allocation. Lua answers a refusal with a full collection and asks again,
+   * the same request: refused twice, the memory is really spent, and the run ends with
+   * `Limit` (a pcall cannot catch that: the count hook stops the thread). A thread's stack is
+   * never asked twice (Lua collects nothing while it moves a stack), so its refusal ends the
+   * run at once.
+   */
+  private refused(vm: LuaVm, pointer: number, oldSize: number, newSize: number, message: string): void {
+    const last = vm.lastRefusal;
+    const again = last !== undefined && last[0] === pointer && last[1] === oldSize && last[2] === newSize;
+    vm.lastRefusal = [pointer, oldSize, newSize];
+    if (!again && !this.growingStack(vm)) return;
+    vm.memory?.exceed(message);
+    vm.halting = true;
+  }
+
+  /** True when the block being reallocated is the stack of one of the VM's threads. */
+  private growingStack(vm: LuaVm): boolean {
+    const pointer = this.allocating;
+    if (!this.stackReadable || pointer === 0) return false;
+    const words = this.lua.module.HEAP32;
+    for (const thread of vm.threads) if (words[(thread + STACK_OFFSET) >> 2] === pointer) return true;
+    return false;
+  }
+
+  /**
+   * Charges `bytes` more (or, negative, fewer) of the heap to a VM, its run and the platform;
+   * false refuses. Before the VM's limits hold (the Engine's set-up) nothing is refused. A
+   * thread's stack may pass the VM's cap (STACK_SLOTS bounds it) but not its run's budget.
+   */
+  private charge(vm: LuaVm, bytes: number): boolean {
+    if (bytes > 0 && vm.counting) {
+      const refusal = this.chargeRefusal(vm, bytes);
+      if (refusal !== undefined) {
+        this.refusal = refusal;
+        return false;
+      }
+    }
+    this.memoryUsed += bytes;
+    if (vm.memory) vm.memory.used += bytes;
+    return true;
+  }
+
+  private chargeRefusal(vm: LuaVm, bytes: number): string | undefined {
+    const limit = vm.memoryLimit;
+    if (limit !== undefined && vm.region!.footprint + bytes > limit && !this.growingStack(vm)) return vmLimitMessage(limit);
+    const memory = vm.memory;
+    if (memory && memory.used + bytes > memory.limit) {
+      return `the run's Lua VMs together held more than its memory budget of ${formatBytes(memory.limit)} (runMemoryBytes)`;
+    }
+    if (this.memoryUsed + bytes > this.memoryBytes && !this.makeRoom(vm, bytes)) {
+      return `the server's Lua memory of ${formatBytes(this.memoryBytes)} is full, and this run holds the most of it`;
+    }
+    return undefined;
+  }
+
+  /**
+   * Frees the platform's memory for `bytes` more by ending, with `Limit`, the runs that hold
+   * the most, one by one, while one of them holds more than the asking VM's run; their VMs
+   * close where they stand (none of them is running: only the asking VM is).
+   */
+  private makeRoom(vm: LuaVm, bytes: number): boolean {
+    while (this.memoryUsed + bytes > this.memoryBytes) {
+      let largest: RunMemory | undefined;
+      for (const other of this.vms.values()) {
+        const memory = other.memory;
+        if (memory && memory !== vm.memory && (largest === undefined || memory.used > largest.used)) largest = memory;
+      }
+      if (!largest || largest.used <= (vm.memory?.used ?? 0)) return false;
+      largest.exceed(
+        `the server's Lua memory of ${formatBytes(this.memoryBytes)} was full, and this run held the most of it (${formatBytes(largest.used)})`,
+      );
+      for (const other of [...this.vms.values()]) if (other.memory === largest) other.close();
+    }
+    return true;
   }
 }
 
@@ -551,6 +716,12 @@ export class LuaVm {
   counting = false;
   /** Whoever the VM works for (VmOptions.owner). */
   owner: object | undefined;
+  /** The run's share of Lua memory the VM is charged to (VmOptions.memory). */
+  memory: RunMemory | undefined;
+  /** The VM's threads whose stacks may grow (its main state, the entry's thread, watched coroutines). */
+  readonly threads = new Set<number>();
+  /** The last request a cap refused: pointer, old size, new size (Lua asks again after a collection). */
+  lastRefusal: [number, number, number] | undefined;
   /** Set when the count hook paused a thread; the runtime reads and clears it (takePaused). */
   paused = false;
   /** Set to stop the running thread at its next instruction, once the current leaf returns. */
@@ -570,6 +741,7 @@ export class LuaVm {
   /** Binds the lua_State once it exists (the allocator needs the VM first). */
   attach(state: number): void {
     this.state = state;
+    this.threads.add(state);
   }
 
   /** Decides what the count hook does; called every HOOK_EVERY instructions of a watched thread. */
@@ -702,6 +874,7 @@ export class LuaVm {
     // lua_newthread leaves the thread on the main stack, which keeps it from being collected.
     const thread = c.newthread(this.state) as number;
     if (c.getglobal(thread, c.name(functionName)) !== LUA_TFUNCTION) throw new Error(`no Lua function named ${functionName}`);
+    this.threads.add(thread);
     return new LuaThread(this.platform, thread, this);
   }
 
@@ -729,7 +902,9 @@ export class LuaVm {
     if (this.isClosed) return;
     this.closed = true;
     if (this.region) {
+      const capacity = this.region.footprint;
       this.region.vacate();
+      this.platform.uncharge(this, capacity);
     } else if (this.state !== 0) {
       // Freed by the C allocator: counting frees of a state about to vanish is wasted work.
       if (this.counting) this.platform.c.setallocf(this.state, this.platform.cAllocator, 0);
@@ -881,4 +1056,9 @@ function withCString<T>(lua: LuaWasm, text: string, use: (pointer: number, size:
   } finally {
     lua.module._free(pointer);
   }
+}
+
+/** The Limit message of a VM past its memory cap. */
+function vmLimitMessage(limit: number): string {
+  return `a Lua VM of the run held more than its memory limit of ${formatBytes(limit)} (memoryBytes)`;
 }
