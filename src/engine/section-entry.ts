@@ -84,6 +84,8 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
     const thread = vm.newThread('__rv_main');
     let step = thread.resume([]);
     for (;;) {
+      // A refusal Lua raised at once (its buffers do) ends the run as Limit, not as Lua.
+      vm.settleMemory();
       const stopped = stopOf();
       if (stopped) return { type: 'stop', error: stopped };
       if (step.status === 'error') {

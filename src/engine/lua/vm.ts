@@ -561,6 +561,7 @@ export class LuaPlatform {
     c.getglobal(state, c.name('__rv_vm'));
     const vm = this.vms.get(Number(c.tointegerx(state, -1, 0)));
     c.settop(state, -2);
+    vm?.settleMemory();
     const verdict = vm ? vm.countHook(HOOK_EVERY) : 'stop';
     if (verdict === 'stop') {
       // From now on every instruction comes back here and raises again.
@@ -613,6 +614,7 @@ export class LuaPlatform {
     }
     this.refusal = undefined;
     this.allocating = pointer;
+    const retry = vm?.pendingRefusal !== undefined && this.settleRefusal(vm, pointer, oldSize, newSize);
     let moved = 0;
     if (counting && vm.memoryLimit !== undefined && vm.heapBytes - previous + newSize > vm.memoryLimit && !this.growingStack(vm)) {
       this.refusal = vmLimitMessage(vm.memoryLimit);
@@ -621,27 +623,26 @@ export class LuaPlatform {
     }
     if (moved !== 0) {
       if (counting) vm.heapBytes = Math.max(0, vm.heapBytes + newSize - previous);
-      if (vm && newSize > previous) vm.lastRefusal = undefined;
     } else if (this.refusal !== undefined && vm) {
-      this.refused(vm, pointer, oldSize, newSize, this.refusal);
+      if (retry || this.growingStack(vm)) vm.exceedMemory(this.refusal);
+      else vm.pendingRefusal = { pointer, oldSize, newSize, message: this.refusal };
     }
     return moved;
   }
 
   /**
-   * A cap refused an allocation. Lua answers a refusal with a full collection and asks again,
-   * the same request: refused twice, the memory is really spent, and the run ends with
-   * `Limit` (a pcall cannot catch that: the count hook stops the thread). A thread's stack is
-   * never asked twice (Lua collects nothing while it moves a stack), so its refusal ends the
-   * run at once.
+   * A cap refused the VM's last request. Lua answers most refusals with a full collection
+   * (frees only) and the same request again: refused again, or followed by any other request
+   * (Lua's buffers and stacks raise `not enough memory` without a second try), the memory is
+   * spent, and the run ends with `Limit`, which no pcall catches: the count hook stops the
+   * thread. Granted the second time, the collection made room and nothing happened.
    */
-  private refused(vm: LuaVm, pointer: number, oldSize: number, newSize: number, message: string): void {
-    const last = vm.lastRefusal;
-    const again = last !== undefined && last[0] === pointer && last[1] === oldSize && last[2] === newSize;
-    vm.lastRefusal = [pointer, oldSize, newSize];
-    if (!again && !this.growingStack(vm)) return;
-    vm.memory?.exceed(message);
-    vm.halting = true;
+  private settleRefusal(vm: LuaVm, pointer: number, oldSize: number, newSize: number): boolean {
+    const pending = vm.pendingRefusal!;
+    vm.pendingRefusal = undefined;
+    if (pending.pointer === pointer && pending.oldSize === oldSize && pending.newSize === newSize) return true;
+    vm.exceedMemory(pending.message);
+    return false;
   }
 
   /** True when the block being reallocated is the stack of one of the VM's threads. */
@@ -720,8 +721,23 @@ export class LuaVm {
   memory: RunMemory | undefined;
   /** The VM's threads whose stacks may grow (its main state, the entry's thread, watched coroutines). */
   readonly threads = new Set<number>();
-  /** The last request a cap refused: pointer, old size, new size (Lua asks again after a collection). */
-  lastRefusal: [number, number, number] | undefined;
+  /** The last request a cap refused, until Lua asks again or asks for something else (LuaPlatform.settleRefusal). */
+  pendingRefusal: { pointer: number; oldSize: number; newSize: number; message: string } | undefined;
+
+  /** Ends the VM's run with `Limit` for its memory, and stops the running thread at its next count. */
+  exceedMemory(message: string): void {
+    this.pendingRefusal = undefined;
+    this.memory?.exceed(message);
+    this.halting = true;
+  }
+
+  /** Settles a refusal Lua never asked again about (it raised `not enough memory` at once); true when there was one. */
+  settleMemory(): boolean {
+    const pending = this.pendingRefusal;
+    if (pending === undefined) return false;
+    this.exceedMemory(pending.message);
+    return true;
+  }
   /** Set when the count hook paused a thread; the runtime reads and clears it (takePaused). */
   paused = false;
   /** Set to stop the running thread at its next instruction, once the current leaf returns. */
