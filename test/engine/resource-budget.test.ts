@@ -27,7 +27,6 @@ const MEMORY_BOMBS: [string, string][] = [
   ['doubling a string', `local s = 'x' while true do s = s .. s end`],
   ['string.format padding', `local t = {} while true do t[#t+1] = string.format('%099d', #t):rep(1e4) end`],
   ['json.encode of a huge table', `local t = {} for i = 1, 2e5 do t[i] = ('y'):rep(100) end local parts = {} while true do parts[#parts+1] = json.encode(t) end`],
-  ['gsub that multiplies', `local s = ('x'):rep(1000) while true do s = s:gsub('x', 'xx') end`],
   ['string keys without end', `local t = {} for i = 1, 1e8 do t['key' .. i] = true end`],
 ];
 
@@ -83,5 +82,46 @@ for round = 1, 6 do
 end
 return 'ok'`;
     expect(resultOf(await run(platform, lua(code)))).toBe('ok');
+  });
+});
+
+const RECURSIONS: [string, string][] = [
+  ['plain recursion', `local function f() return 1 + f() end return f()`],
+  ['recursion with arguments', `local function f(a, b, c) return f(a + 1, b, c) + 1 end return f(1, 2, 3)`],
+  ['recursion with many locals', `local function f() local a, b, c, d, e, g, h, i, j, k, l, m, n, o, p, q, r, s, t, u = 1 return f() + a end return f()`],
+  ['mutual recursion', `local g local function f() return g() + 1 end g = function() return f() + 1 end return f()`],
+  ['recursion through __index', `local t = setmetatable({}, {}) getmetatable(t).__index = function(_, k) return t[k] end return t.x`],
+  ['recursion through __add', `local mt = {} mt.__add = function(a, b) return setmetatable({}, mt) + 1 end return setmetatable({}, mt) + 1`],
+  ['recursion through pcall', `local function f() local ok, e = pcall(f) error(e, 0) end f()`],
+  ['recursion in a coroutine', `local function f() return 1 + f() end local co = coroutine.wrap(f) return co()`],
+  ['recursion through tostring', `local mt = {} mt.__tostring = function(x) return tostring(setmetatable({}, mt)) end return tostring(setmetatable({}, mt))`],
+  ['recursion through string.gsub', `local function f(s) return (s:gsub('.', f)) end return f('ab')`],
+  ['recursion with two hundred locals', `local function f() local ${Array.from({ length: 200 }, (_, i) => `a${i}`).join(', ')} = 1 return f() + a0 end return f()`],
+  ['huge string.byte', `local s = ('x'):rep(5e6) return select('#', s:byte(1, -1))`],
+  ['string.byte past the stack bound', `local s = ('x'):rep(1e6 + 10) return select('#', s:byte(1, -1))`],
+];
+
+describe('deep recursion', () => {
+  for (const [name, code] of RECURSIONS) {
+    it(`(${name}) ends as a Lua error that says stack overflow`, async () => {
+      const error = failure(await run(platform, lua(code)));
+      expect(error.kind).toBe('Lua');
+      expect(error.message).toContain('stack overflow');
+    });
+  }
+
+  it('(huge table.unpack) ends as the Lua error Lua gives', async () => {
+    const error = failure(await run(platform, lua(`local t = {} return select('#', table.unpack(t, 1, 1e8))`)));
+    expect(error).toMatchObject({ kind: 'Lua', message: expect.stringContaining('too many results to unpack') });
+  });
+
+  it('is an error pcall catches, after which the prompt goes on', async () => {
+    const code = `local function f() return 1 + f() end local ok, e = pcall(f) return tostring(ok) .. ' ' .. tostring(e):match('stack overflow')`;
+    expect(resultOf(await run(platform, lua(code)))).toBe('false stack overflow');
+  });
+
+  it('leaves recursion a few thousand deep alone', async () => {
+    const code = `local function f(n) if n == 0 then return 0 end return 1 + f(n - 1) end return f(20000)`;
+    expect(resultOf(await run(platform, lua(code)))).toBe('20000');
   });
 });

@@ -94,6 +94,10 @@ export const STACK_SLOTS = 200_000;
 /** Where lua_State keeps stack_last and stack in Lua 5.4.6's wasm32 build; checked at start-up. */
 const STACK_LAST_OFFSET = 24;
 const STACK_OFFSET = 28;
+/** Lua's stack constants: the slots past stack_last, the largest stack, the stack of a thread handling an overflow. */
+const EXTRA_STACK = 5;
+const LUAI_MAXSTACK = 1_000_000;
+const ERRORSTACKSIZE = LUAI_MAXSTACK + 200;
 /** A new thread's stack (BASIC_STACK_SIZE slots), as stack_last - stack in bytes. */
 const FRESH_STACK_BYTES = 40 * 16;
 
@@ -259,8 +263,10 @@ export class LuaPlatform {
   private readonly memoryBytes: number;
   /** True when lua_State's stack fields sit where STACK_OFFSET says (the stack bound needs them). */
   private readonly stackReadable: boolean;
-  /** The block lua_Alloc is reallocating right now (to tell a thread's stack growing). */
+  /** The request lua_Alloc is answering right now (to tell a thread's stack growing). */
   private allocating = 0;
+  private allocatingOld = 0;
+  private allocatingNew = 0;
   /** Why the allocation under way was refused, when a cap refused it. */
   private refusal: string | undefined;
 
@@ -604,6 +610,7 @@ export class LuaPlatform {
     const counting = vm !== undefined && vm.counting;
     // Blocks made before counting began (the Engine's set-up) are not counted, so a count is
     // never let below zero.
+    if (vm !== undefined && vm.stackBytes > 0 && pointer !== 0) vm.forgetStack(pointer);
     if (newSize === 0) {
       if (pointer !== 0) {
         if (region) region.release(pointer, oldSize);
@@ -614,15 +621,19 @@ export class LuaPlatform {
     }
     this.refusal = undefined;
     this.allocating = pointer;
+    this.allocatingOld = oldSize;
+    this.allocatingNew = newSize;
+    this.stackGrant = false;
     const retry = vm?.pendingRefusal !== undefined && this.settleRefusal(vm, pointer, oldSize, newSize);
     let moved = 0;
-    if (counting && vm.memoryLimit !== undefined && vm.heapBytes - previous + newSize > vm.memoryLimit && !this.growingStack(vm)) {
+    if (counting && vm.memoryLimit !== undefined && vm.heapBytes - vm.stackBytes - previous + newSize > vm.memoryLimit && !this.growingStack(vm)) {
       this.refusal = vmLimitMessage(vm.memoryLimit);
     } else {
       moved = region ? region.realloc(pointer, previous, newSize) : (this.c.realloc(pointer, newSize) as number);
     }
     if (moved !== 0) {
       if (counting) vm.heapBytes = Math.max(0, vm.heapBytes + newSize - previous);
+      if (this.stackGrant && vm) vm.keepStack(moved, newSize);
     } else if (this.refusal !== undefined && vm) {
       if (retry || this.growingStack(vm)) vm.exceedMemory(this.refusal);
       else vm.pendingRefusal = { pointer, oldSize, newSize, message: this.refusal };
@@ -645,14 +656,27 @@ export class LuaPlatform {
     return false;
   }
 
-  /** True when the block being reallocated is the stack of one of the VM's threads. */
+  /**
+   * True when the request under way is a thread's stack growing: a realloc of its stack
+   * block, or (Lua builds that move the stack to a new block) a new vector of the size
+   * luaD_growstack asks for, twice the thread's stack or Lua's own largest, plus EXTRA_STACK.
+   */
   private growingStack(vm: LuaVm): boolean {
+    if (!this.stackReadable) return false;
     const pointer = this.allocating;
-    if (!this.stackReadable || pointer === 0) return false;
     const words = this.lua.module.HEAP32;
-    for (const thread of vm.threads) if (words[(thread + STACK_OFFSET) >> 2] === pointer) return true;
+    if (pointer !== 0) {
+      for (const thread of vm.threads) if (words[(thread + STACK_OFFSET) >> 2] === pointer) return (this.stackGrant = true);
+      return false;
+    }
+    if (this.allocatingOld !== 0 || this.allocatingNew % 16 !== 0) return false;
+    const slots = this.allocatingNew / 16 - EXTRA_STACK;
+    if (slots === LUAI_MAXSTACK || slots === ERRORSTACKSIZE) return (this.stackGrant = true);
+    for (const thread of vm.threads) if (slots === (this.stackBytes(thread) / 16) * 2) return (this.stackGrant = true);
     return false;
   }
+  /** True once growingStack let the request under way pass the VM's cap. */
+  private stackGrant = false;
 
   /**
    * Charges `bytes` more (or, negative, fewer) of the heap to a VM, its run and the platform;
@@ -674,7 +698,7 @@ export class LuaPlatform {
 
   private chargeRefusal(vm: LuaVm, bytes: number): string | undefined {
     const limit = vm.memoryLimit;
-    if (limit !== undefined && vm.region!.footprint + bytes > limit && !this.growingStack(vm)) return vmLimitMessage(limit);
+    if (limit !== undefined && vm.region!.footprint - vm.stackBytes + bytes > limit && !this.growingStack(vm)) return vmLimitMessage(limit);
     const memory = vm.memory;
     if (memory && memory.used + bytes > memory.limit) {
       return `the run's Lua VMs together held more than its memory budget of ${formatBytes(memory.limit)} (runMemoryBytes)`;
@@ -721,6 +745,24 @@ export class LuaVm {
   memory: RunMemory | undefined;
   /** The VM's threads whose stacks may grow (its main state, the entry's thread, watched coroutines). */
   readonly threads = new Set<number>();
+  /** Stack blocks let past the VM's cap (LuaPlatform.growingStack), and their bytes: the cap counts the rest. */
+  private readonly stacks = new Map<number, number>();
+  stackBytes = 0;
+
+  /** Records a stack block let past the cap. */
+  keepStack(pointer: number, size: number): void {
+    this.stacks.set(pointer, size);
+    this.stackBytes += size;
+  }
+
+  /** Forgets a stack block let past the cap, as it moves or is freed. */
+  forgetStack(pointer: number): void {
+    const size = this.stacks.get(pointer);
+    if (size === undefined) return;
+    this.stacks.delete(pointer);
+    this.stackBytes -= size;
+  }
+
   /** The last request a cap refused, until Lua asks again or asks for something else (LuaPlatform.settleRefusal). */
   pendingRefusal: { pointer: number; oldSize: number; newSize: number; message: string } | undefined;
 
