@@ -118,6 +118,8 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
     run.tasks.cancelAll('the run ended');
     return end;
   });
+  // Entries still parked on effects that will never matter hold VMs: the run's memory goes now.
+  options.platform.closeVmsOf(run.memory);
   if (ended.status === 'completed' && effects.unconsumed() > 0) {
     return fail(run, {
       kind: 'Determinism',

@@ -125,3 +125,171 @@ describe('deep recursion', () => {
     expect(resultOf(await run(platform, lua(code)))).toBe('20000');
   });
 });
+
+/** A Harness whose effects never answer: a run waits on it, holding its VMs, until it ends. */
+const never = { perform: () => new Promise<never>(() => {}) };
+
+/** A run whose `count` tasks each take `megabytes` and then wait on an effect for ever. */
+function hoarder(count: number, megabytes: number) {
+  return prompt(`# Hoard
+
+## Main
+
+\`\`\`lua
+local ids = {}
+for i = 1, ${count} do ids[i] = tasks.spawn('## Hold') end
+tasks.await_all(ids)
+return 'never'
+\`\`\`
+
+## Hold
+
+\`\`\`lua
+local kept = ('h'):rep(${megabytes} * 1024 * 1024)
+store.read('forever.md')
+return #kept
+\`\`\`
+`);
+}
+
+const honest = lua(`
+local t = {}
+for i = 1, 100 do t[i] = ('w'):rep(10000) .. i end
+return #table.concat(t)`);
+const HONEST_RESULT = String(100 * 10000 + [...Array(100)].reduce((n, _, i) => n + String(i + 1).length, 0));
+
+describe("a run's VMs together", () => {
+  it('end the run as Limit, naming runMemoryBytes, when hundreds of waiting tasks hold memory', async () => {
+    const error = failure(await run(platform, hoarder(300, 1), { harness: never }));
+    expect(error.kind).toBe('Limit');
+    expect(error.message).toContain('memory budget of 64 MiB (runMemoryBytes)');
+  });
+
+  it('count the regions tasks sit in, not only what Lua allocated', async () => {
+    // 200 tasks of a few bytes each: their regions alone pass a budget of 32 MiB.
+    const error = failure(await run(platform, hoarder(200, 0), { harness: never, limits: { runMemoryBytes: 32 * 1024 * 1024 } }));
+    expect(error.message).toContain('memory budget of 32 MiB (runMemoryBytes)');
+  });
+
+  it('give their memory back when the run ends: the next runs complete', async () => {
+    await run(platform, hoarder(300, 1), { harness: never });
+    expect(platform.memoryHeld).toBe(0);
+    for (let i = 0; i < 3; i++) expect(resultOf(await run(platform, honest))).toBe(HONEST_RESULT);
+  });
+
+  it('never make an honest run in the same platform fail while they wait', async () => {
+    const hoarding = run(platform, hoarder(300, 1), { harness: never });
+    const results = await Promise.all(Array.from({ length: 4 }, () => run(platform, honest)));
+    for (const outcome of results) expect(resultOf(outcome)).toBe(HONEST_RESULT);
+    expect(failure(await hoarding).kind).toBe('Limit');
+  });
+});
+
+describe('a platform whose Lua memory is full', () => {
+  it('ends the run holding the most, so an honest run completes', async () => {
+    const small = await LuaPlatform.create(() => new wasmoon.LuaFactory(), undefined, { memoryBytes: 40 * 1024 * 1024 });
+    const big = { runMemoryBytes: 1024 * 1024 * 1024 };
+    const hoarding = run(small, hoarder(24, 1), { harness: never, limits: big });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(small.memoryHeld).toBeGreaterThan(30 * 1024 * 1024);
+    expect(resultOf(await run(small, honest))).toBe(HONEST_RESULT);
+    const error = failure(await hoarding);
+    expect(error.kind).toBe('Limit');
+    expect(error.message).toMatch(/the server's Lua memory of 40 MiB was full, and this run held the most of it/);
+  });
+
+  it('refuses the run that holds the most itself, as Limit', async () => {
+    const small = await LuaPlatform.create(() => new wasmoon.LuaFactory(), undefined, { memoryBytes: 24 * 1024 * 1024 });
+    const error = failure(await run(small, hoarder(100, 1), { harness: never, limits: { runMemoryBytes: 1024 * 1024 * 1024 } }));
+    expect(error).toMatchObject({ kind: 'Limit', message: expect.stringContaining("the server's Lua memory of 24 MiB is full") });
+    expect(resultOf(await run(small, honest))).toBe(HONEST_RESULT);
+  });
+});
+
+describe('a VM that cycles through size classes', () => {
+  it('leaves the wasm memory bounded by its cap, not by everything it ever freed', async () => {
+    const fresh = await LuaPlatform.create(() => new wasmoon.LuaFactory(), undefined, { regions: 1 });
+    const before = fresh.lua.module.HEAPU8.length;
+    // Each round's strings are a new size class; the garbage of the rounds before waits on
+    // free lists of other classes. 170 MB carved in all were those never given back.
+    const cycle = lua(`
+local total = 0
+for round = 1, 120 do
+  local t = {}
+  for i = 1, 500 do t[i] = ('c'):rep(round * 24) end
+  total = total + #t[500]
+end
+return total`);
+    expect(resultOf(await run(fresh, cycle))).toBe(String((120 * 121 / 2) * 24));
+    expect(fresh.lua.module.HEAPU8.length - before).toBeLessThan(48 * 1024 * 1024);
+    const after = fresh.lua.module.HEAPU8.length;
+    resultOf(await run(fresh, cycle));
+    expect(fresh.lua.module.HEAPU8.length).toBe(after);
+  }, 30_000);
+
+  it('in tasks too: many VMs cycling at once stay within the run budget', async () => {
+    const cycling = prompt(`# Cycle
+
+## Main
+
+\`\`\`lua
+local ids = {}
+for i = 1, 8 do ids[i] = tasks.spawn('## Spin') end
+local total = 0
+for _, id in ipairs(ids) do total = total + tasks.await(id) end
+return total
+\`\`\`
+
+## Spin
+
+\`\`\`lua
+local n = 0
+for round = 1, 60 do
+  local t = {}
+  for i = 1, 300 do t[i] = ('s'):rep(round * 24) end
+  n = n + #t[300]
+end
+return n
+\`\`\`
+`);
+    const outcome = await run(platform, cycling);
+    expect(resultOf(outcome)).toBe(String(8 * (60 * 61 / 2) * 24));
+  });
+});
+
+describe('the caps on files, events and the journal', () => {
+  const cases: [string, string, Record<string, number>, RegExp][] = [
+    ['one huge store.write', `store.write('big.md', ('x'):rep(2 * 1024 * 1024))`, { fileBytes: 1024 * 1024 }, /would make big\.md 2 MiB, past the run's cap of 1 MiB on one file \(fileBytes\)/],
+    ['a file grown by appends', `for i = 1, 100 do store.append('log.md', ('y'):rep(100000)) end`, { fileBytes: 1024 * 1024 }, /log\.md .* past the run's cap of 1 MiB on one file \(fileBytes\)/],
+    ['many files', `for i = 1, 100 do store.write('f' .. i .. '.md', ('z'):rep(100000)) end`, { storeBytes: 2 * 1024 * 1024 }, /past their cap of 2 MiB in all \(storeBytes\)/],
+    ['a write caught with pcall', `for i = 1, 100 do pcall(store.write, 'f' .. i .. '.md', ('z'):rep(100000)) end return 'went on'`, { storeBytes: 1024 * 1024 }, /\(storeBytes\)/],
+    ['many small events', `for i = 1, 1000 do ui.status('step ' .. i) end`, { events: 500 }, /more than its cap of 500 events \(events\)/],
+    ['big events', `for i = 1, 100 do ui.say(('e'):rep(100000)) end`, { eventBytes: 1024 * 1024 }, /events took more than their cap of 1 MiB \(eventBytes\)/],
+    ['many journal entries', `for i = 1, 1000 do sys.now() end`, { journalEntries: 300 }, /journaled more than its cap of 300 entries \(journalEntries\)/],
+    ['a big journal', `for i = 1, 100 do store.write('j.md', ('j'):rep(100000)) end`, { journalBytes: 1024 * 1024 }, /journal took more than its cap of 1 MiB \(journalBytes\)/],
+  ];
+  for (const [name, code, limits, message] of cases) {
+    it(`ends the run as Limit naming the cap: ${name}`, async () => {
+      const error = failure(await run(platform, lua(code), { limits }));
+      expect(error.kind).toBe('Limit');
+      expect(error.message).toMatch(message);
+    });
+  }
+
+  it('give a deleted file its bytes back', async () => {
+    const code = `for i = 1, 50 do store.write('tmp.md', ('d'):rep(500000)) store.delete('tmp.md') end return 'ok'`;
+    expect(resultOf(await run(platform, lua(code), { limits: { storeBytes: 1024 * 1024 } }))).toBe('ok');
+  });
+
+  it('count what a rewrite replaces, not what it wrote before', async () => {
+    const code = `for i = 1, 50 do store.write('same.md', ('r'):rep(500000)) end return 'ok'`;
+    expect(resultOf(await run(platform, lua(code), { limits: { storeBytes: 1024 * 1024 } }))).toBe('ok');
+  });
+
+  it('replays a run that stopped at a file cap to the same end', async () => {
+    const code = `store.write('a.md', ('a'):rep(600000)) store.write('b.md', ('b'):rep(600000))`;
+    const live = await run(platform, lua(code), { limits: { storeBytes: 1024 * 1024 } });
+    const replay = await run(platform, lua(code), { limits: { storeBytes: 1024 * 1024 }, journal: live.journal, harness: never });
+    expect(failure(replay)).toEqual(failure(live));
+  });
+});

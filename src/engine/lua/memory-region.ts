@@ -114,9 +114,14 @@ export class MemoryRegion {
 
   /** Bytes of the heap the current VM holds: the region, its extension chunks, its blocks from malloc. */
   get footprint(): number {
-    return this.end - this.start + this.extensionBytes + this.mallocBytes;
+    return this.capacity + this.extensionBytes + this.mallocBytes;
   }
   private extensionBytes = 0;
+
+  /** Bytes of the region itself. */
+  get capacity(): number {
+    return this.end - this.start;
+  }
 
   /**
    * Saves the region as `template`'s image, with `state` its lua_State. Not when the VM has

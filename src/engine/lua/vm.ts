@@ -459,11 +459,11 @@ export class LuaPlatform {
   }
 
   /**
-   * Closes every VM of `owner` where it stands, for an owner that will never drive them again
+   * Closes every VM of `owner` (or charged to that RunMemory) where it stands, for an owner that will never drive them again
    * (a run object's memory dropped while the run waited). Their threads refuse to resume.
    */
   closeVmsOf(owner: object): void {
-    for (const vm of [...this.vms.values()]) if (vm.owner === owner) vm.close();
+    for (const vm of [...this.vms.values()]) if (vm.owner === owner || vm.memory === owner) vm.close();
   }
 
   /** How many VMs are open. */
@@ -694,6 +694,13 @@ export class LuaPlatform {
     this.memoryUsed += bytes;
     if (vm.memory) vm.memory.used += bytes;
     return true;
+  }
+
+  /** Ends the VM's run as Limit when what the VM holds already passes a cap (checked once its set-up is done). */
+  checkMemory(vm: LuaVm): void {
+    if (!vm.region) return;
+    const refusal = this.chargeRefusal(vm, 0);
+    if (refusal !== undefined) vm.exceedMemory(refusal);
   }
 
   private chargeRefusal(vm: LuaVm, bytes: number): string | undefined {
@@ -948,6 +955,8 @@ export class LuaVm {
   limitMemory(): void {
     if (this.memoryLimit === undefined || this.counting) return;
     this.counting = true;
+    // What the set-up took (a VM built afresh, outside any region) counts from now.
+    this.platform.checkMemory(this);
     // A template VM allocates through the counting allocator from the start.
     if (!this.region) this.platform.c.setallocf(this.state, this.platform.allocator, this.id);
   }
@@ -960,9 +969,9 @@ export class LuaVm {
     if (this.isClosed) return;
     this.closed = true;
     if (this.region) {
-      const capacity = this.region.footprint;
+      // Vacating gives back the chunks and blocks; the region itself is given back here.
       this.region.vacate();
-      this.platform.uncharge(this, capacity);
+      this.platform.uncharge(this, this.region.capacity);
     } else if (this.state !== 0) {
       // Freed by the C allocator: counting frees of a state about to vanish is wasted work.
       if (this.counting) this.platform.c.setallocf(this.state, this.platform.cAllocator, 0);
