@@ -47,7 +47,7 @@ describe('a memory bomb', () => {
         expect(error.kind).toBe('Limit');
         expect(error.message).toMatch(/memory (limit|budget) of \d+ MiB \((memoryBytes|runMemoryBytes)\)/);
         expect(error.message).not.toContain('not enough memory');
-      });
+      }, 20_000);
     }
   }
 

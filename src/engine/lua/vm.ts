@@ -778,7 +778,11 @@ export class LuaVm {
     this.pendingRefusal = undefined;
     this.memory?.exceed(message);
     this.halting = true;
+    // The entry's own threads stop at their next instruction (a user coroutine at its next count).
+    for (const thread of this.entryThreads) this.platform.c.sethook(thread, this.platform.hook, LUA_MASKCOUNT, 1);
   }
+  /** The threads newThread made: alive as long as the VM (its main stack holds them). */
+  private readonly entryThreads: number[] = [];
 
   /** Settles a refusal Lua never asked again about (it raised `not enough memory` at once); true when there was one. */
   settleMemory(): boolean {
@@ -940,6 +944,7 @@ export class LuaVm {
     const thread = c.newthread(this.state) as number;
     if (c.getglobal(thread, c.name(functionName)) !== LUA_TFUNCTION) throw new Error(`no Lua function named ${functionName}`);
     this.threads.add(thread);
+    this.entryThreads.push(thread);
     return new LuaThread(this.platform, thread, this);
   }
 
