@@ -8,8 +8,22 @@ import type { RunError } from './errors.ts';
 export interface RunLimits {
   /** Lua instructions the whole run may execute. */
   instructions: number;
-  /** Bytes one section VM's Lua heap may hold. */
+  /** Bytes one section VM may hold of the wasm heap (its region, chunks and blocks from malloc). */
   memoryBytes: number;
+  /** Bytes all of the run's live VMs may hold together (tasks and arms waiting included). */
+  runMemoryBytes: number;
+  /** Bytes (UTF-8) one file of the run's store may hold. */
+  fileBytes: number;
+  /** Bytes (UTF-8) all the run's files may hold together. */
+  storeBytes: number;
+  /** Events the run may make. */
+  events: number;
+  /** Bytes (as JSON) the run's events may take. */
+  eventBytes: number;
+  /** Entries the run's journal may hold. */
+  journalEntries: number;
+  /** Bytes (as JSON) the run's journal may take. */
+  journalBytes: number;
   /** Section entries the run may make (walked, called, required sections do not count). */
   entries: number;
   /** Bytes of canonical JSON the run's var document may hold. */
@@ -20,6 +34,13 @@ export interface RunLimits {
 export const DEFAULT_LIMITS: RunLimits = {
   instructions: 200_000_000,
   memoryBytes: 16 * 1024 * 1024,
+  runMemoryBytes: 64 * 1024 * 1024,
+  fileBytes: 8 * 1024 * 1024,
+  storeBytes: 64 * 1024 * 1024,
+  events: 100_000,
+  eventBytes: 64 * 1024 * 1024,
+  journalEntries: 100_000,
+  journalBytes: 128 * 1024 * 1024,
   entries: 1000,
   varBytes: 8 * 1024 * 1024,
 };

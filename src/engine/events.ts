@@ -38,13 +38,28 @@ export class EventLog {
   ) {}
 
   /**
+   * Counts each event against the run's caps (run-meter.ts): false drops it. The run's last
+   * event (`run_failed`, `run_completed`) is never dropped.
+   */
+  meter: ((seq: number, event?: RunEvent) => boolean) | undefined;
+
+  /**
    * Records an event of `type` at `place` with extra fields: an object, or a function that
    * makes them, called only when the event is made (not for a known one a replay counts).
    */
   emit(type: string, place: EventPlace, fields: EventFields | (() => EventFields) = {}): void {
+    const final = type === 'run_failed' || type === 'run_completed';
+    if (final) this.meter = undefined;
     const seq = ++this.count;
-    if (seq <= this.known) return;
+    if (seq <= this.known) {
+      this.meter?.(seq);
+      return;
+    }
     const event: RunEvent = { seq, type, ...place, ...(typeof fields === 'function' ? fields() : fields) };
+    if (this.meter && !this.meter(seq, event)) {
+      this.count--;
+      return;
+    }
     this.events.push(event);
     this.listener?.(event);
   }

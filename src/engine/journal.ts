@@ -3,7 +3,8 @@
  * Replaying a run over its journal reproduces it without calling the Harness again.
  */
 import type { Json } from '../prompt/types.ts';
-import type { EffectAnswer, EffectContext, EffectRequest, Harness } from './effects.ts';
+import { failed, type EffectAnswer, type EffectContext, type EffectRequest, type Harness } from './effects.ts';
+import type { RunMeter } from './run-meter.ts';
 
 /**
  * A scheduler step record's request: the step released the chains its answer lists
@@ -126,6 +127,9 @@ export class EffectRunner {
   private replayedCount = 0;
   private closed = false;
 
+  /** The run's caps on files and on the journal (run-meter.ts). */
+  meter: RunMeter | undefined;
+
   constructor(
     private readonly harness: Harness,
     replay: readonly JournalEntry[],
@@ -151,6 +155,8 @@ export class EffectRunner {
     const seq = (this.nextSeq.get(chain) ?? 0) + 1;
     this.nextSeq.set(chain, seq);
     const recorded = this.recordedAt(chain, seq);
+    const problem = this.meter?.store(request);
+    if (problem !== undefined) return { seq, answer: failed('limit', problem) };
     if (!recorded) return { seq };
     if (!sameJson(recorded.request, request)) {
       throw new DeterminismViolation(
@@ -159,6 +165,7 @@ export class EffectRunner {
     }
     this.replayedCount++;
     this.entries.push(recorded);
+    this.meter?.journal();
     return { seq, answer: recorded.answer };
   }
 
@@ -176,6 +183,7 @@ export class EffectRunner {
     if (!recorded) return undefined;
     this.replayedCount++;
     this.entries.push(recorded);
+    this.meter?.journal();
     return recorded.answer.ok ? (recorded.answer.value as string[]) : [];
   }
 
@@ -219,6 +227,8 @@ export class EffectRunner {
   }
 
   private async append(entry: JournalEntry): Promise<void> {
+    // Past a cap the run is ending with Limit: the entry is not kept.
+    if (this.meter && !this.meter.journal(entry)) return;
     this.entries.push(entry);
     await this.onJournal?.(entry);
   }

@@ -8,6 +8,7 @@ import type { EffectRunner } from './journal.ts';
 import type { RunSeed } from './run-seed.ts';
 import type { VarState } from './var-state.ts';
 import type { LuaPlatform } from './lua/vm.ts';
+import type { RunMemory } from './lua/run-memory.ts';
 import type { RunCatalog } from './catalog.ts';
 import type { Scheduler } from './scheduler.ts';
 import type { TaskBoard } from './tasks.ts';
@@ -35,6 +36,8 @@ export interface RunContext {
   args: { [name: string]: Json };
   seed: RunSeed;
   vars: VarState;
+  /** The Lua memory the run's VMs hold together, against its budget (lua/run-memory.ts). */
+  memory: RunMemory;
   events: EventLog;
   effects: EffectRunner;
   /** Runs the run's chains (the walk, tasks, arms) one at a time. */

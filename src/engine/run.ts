@@ -18,6 +18,8 @@ import { TaskBoard } from './tasks.ts';
 import { ChainTaint } from './taint.ts';
 import { VarState } from './var-state.ts';
 import { EMPTY_CATALOG, type RunCatalog } from './catalog.ts';
+import { RunMeter } from './run-meter.ts';
+import { RunMemory } from './lua/run-memory.ts';
 
 /** What a run needs. */
 export interface RunOptions {
@@ -70,6 +72,9 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
   const events = new EventLog(options.onEvent, options.eventsKnown);
   const effects = new EffectRunner(options.harness, options.journal ?? [], options.onJournal);
   const stop = new StopSwitch(limits, options.signal);
+  const meter = new RunMeter(limits, (message) => stop.exceed(message));
+  events.meter = (seq, event) => meter.event(seq, event);
+  effects.meter = meter;
   const scheduler = new Scheduler({
     runId: options.runId ?? 'run-1',
     effects,
@@ -88,6 +93,7 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
     seed: await deriveRunSeed(options.seed ?? '0'),
     vars: new VarState(limits.varBytes),
     taint: new ChainTaint(),
+    memory: new RunMemory(limits.runMemoryBytes, (message) => stop.exceed(message)),
     events,
     effects,
     scheduler,
@@ -115,6 +121,8 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
     run.tasks.cancelAll('the run ended');
     return end;
   });
+  // Entries still parked on effects that will never matter hold VMs: the run's memory goes now.
+  options.platform.closeVmsOf(run.memory);
   if (ended.status === 'completed' && effects.unconsumed() > 0) {
     return fail(run, {
       kind: 'Determinism',

@@ -74,7 +74,7 @@ const SECTION_VM: VmTemplate = {
 
 /** Runs one section entry to its outcome. */
 export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryOutcome> {
-  const vm = await run.platform.newVm({ memoryLimit: run.limits.memoryBytes, template: SECTION_VM, owner: run.vmOwner });
+  const vm = await run.platform.newVm({ memoryLimit: run.limits.memoryBytes, template: SECTION_VM, owner: run.vmOwner, memory: run.memory });
   const stopOf = () => run.scheduler.stopOf(spec.chain);
   const entry: EntryState = { conversation: new Conversation(), renderedTools: {}, toolsText: 'null', kept: null, madeRecords: [] };
   try {
@@ -84,6 +84,8 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
     const thread = vm.newThread('__rv_main');
     let step = thread.resume([]);
     for (;;) {
+      // A refusal Lua raised at once (its buffers do) ends the run as Limit, not as Lua.
+      vm.settleMemory();
       const stopped = stopOf();
       if (stopped) return { type: 'stop', error: stopped };
       if (step.status === 'error') {

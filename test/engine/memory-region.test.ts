@@ -178,3 +178,70 @@ describe('a memory region', () => {
     expect(heap.live.size).toBe(0);
   });
 });
+
+describe('a memory region whose VM cycles through size classes', () => {
+  it('takes no more chunks once a quarter of what it carved waits on free lists', () => {
+    const heap = fakeHeap();
+    const region = new MemoryRegion(1, REGION.start, REGION.end, heap);
+    let most = 0;
+    for (let size = 32; size <= 2000; size += 64) {
+      const blocks = Array.from({ length: 100 }, () => region.realloc(0, 0, size));
+      expect(blocks.every((pointer) => pointer !== 0)).toBe(true);
+      most = Math.max(most, region.footprint);
+      for (const pointer of blocks) region.release(pointer, size);
+    }
+    // 31 classes of 100 blocks, 3 MB if each class carved its own; at most the largest round (200 KB) and the region instead.
+    expect(most).toBeLessThan(512 * 1024);
+    expect(region.footprint).toBeLessThan(512 * 1024);
+    region.vacate();
+    expect(heap.live.size).toBe(0);
+  });
+
+  it('hands blocks it took from malloc alone back to malloc when they are freed', () => {
+    const heap = fakeHeap();
+    const region = new MemoryRegion(1, REGION.start, REGION.start + 4096, heap);
+    const first = Array.from({ length: 8 }, () => region.realloc(0, 0, 500));
+    for (const pointer of first) region.release(pointer, 500);
+    const live = heap.live.size;
+    const other = region.realloc(0, 0, 900);
+    expect(heap.live.size).toBe(live + 1);
+    region.release(other, 900);
+    expect(heap.live.size).toBe(live);
+  });
+});
+
+describe("a memory region's footprint", () => {
+  it('counts the region, its chunks and its blocks from malloc, and is charged before it grows', () => {
+    const charges: number[] = [];
+    const region = new MemoryRegion(1, REGION.start, REGION.end, fakeHeap());
+    region.charge = (bytes) => (charges.push(bytes), true);
+    expect(region.footprint).toBe(64 * 1024);
+    const big = region.realloc(0, 0, 100_000);
+    expect(region.footprint).toBe(64 * 1024 + 100_000);
+    region.release(big, 100_000);
+    expect(region.footprint).toBe(64 * 1024);
+    expect(charges).toEqual([100_000, -100_000]);
+  });
+
+  it('fails the allocation when the charge is refused, and takes nothing from malloc', () => {
+    const heap = fakeHeap();
+    const region = new MemoryRegion(1, REGION.start, REGION.start + 1024, heap);
+    region.charge = () => false;
+    expect(region.realloc(0, 0, 100_000)).toBe(0);
+    expect(region.realloc(0, 0, 2000)).toBe(0);
+    expect(heap.live.size).toBe(0);
+    // Inside the region nothing is charged: it is the VM's already.
+    expect(region.realloc(0, 0, 512)).toBe(REGION.start);
+  });
+
+  it('gives back everything but the region when vacated', () => {
+    const charges: number[] = [];
+    const region = new MemoryRegion(1, REGION.start, REGION.start + 1024, fakeHeap());
+    region.charge = (bytes) => (charges.push(bytes), true);
+    for (let i = 0; i < 100; i++) region.realloc(0, 0, 1000);
+    region.realloc(0, 0, 200_000);
+    region.vacate();
+    expect(charges.reduce((sum, bytes) => sum + bytes, 0)).toBe(0);
+    expect(region.footprint).toBe(1024);
+  });
+});

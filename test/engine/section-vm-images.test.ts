@@ -129,7 +129,7 @@ describe('memory in a section VM', () => {
   it('holds the memory limit, and the next entry in the same place starts clean', async () => {
     for (const platform of platforms()) {
       const outcome = await run(platform, lua(`return #string.rep('x', 64 * 1024 * 1024)`));
-      expect(outcome.status === 'failed' && outcome.error.message).toContain('not enough memory');
+      expect(outcome.status === 'failed' && outcome.error.message).toContain('memory limit of 16 MiB (memoryBytes)');
       expect(resultOf(await run(platform, lua('return 1 + 1')))).toBe('2');
     }
   });

@@ -15,6 +15,13 @@
  * malloc, doubling in size; a block over 64 KiB comes from malloc on its own. Both are freed
  * when the VM ends, a few calls in all. A region of no bytes starts in an extension chunk,
  * which is how a VM is made when every region is taken.
+ *
+ * Freed blocks never coalesce, so a VM that frees blocks of one class and asks for another
+ * would carve on forever while its live heap stays small. Once a quarter of what the VM
+ * carved waits on free lists, it takes no more chunks: blocks that find no room come from
+ * malloc one by one, which merges what is freed. And what the VM holds of the heap (the
+ * region, its chunks, its blocks from malloc: its footprint) is charged, before it grows,
+ * to whoever the region works for (`charge`), who may refuse.
  */
 
 /** What a region needs of the wasm heap. */
@@ -33,6 +40,7 @@ interface RegionImage {
   readonly bytes: Uint8Array;
   readonly top: number;
   readonly free: readonly (readonly number[] | undefined)[];
+  readonly freeBytes: number;
 }
 
 /** Blocks above this size come from malloc one by one: big strings, big arrays. */
@@ -50,8 +58,17 @@ export class MemoryRegion {
   /** The extension chunks of the current VM: malloc's pointer, then the chunk's 16-aligned start and end. */
   private readonly extensions: number[] = [];
   private nextExtension = FIRST_EXTENSION;
-  /** Blocks over LARGEST_CARVED_BLOCK of the current VM, from malloc. */
-  private readonly large = new Set<number>();
+  /** Blocks of the current VM from malloc one by one (large ones, and those carving found no room for), with their sizes. */
+  private readonly large = new Map<number, number>();
+  /** Bytes carved so far (region and chunks), bytes waiting on free lists, bytes taken from malloc. */
+  private carvedBytes = 0;
+  private freeBytes = 0;
+  private mallocBytes = 0;
+  /**
+   * Asked before the VM takes `bytes` more of the heap (told of a negative amount when it
+   * gives them back): false refuses, and the allocation fails.
+   */
+  charge: (bytes: number) => boolean = () => true;
   private image: RegionImage | undefined;
   /** True while a VM lives in the region. */
   busy = false;
@@ -77,20 +94,33 @@ export class MemoryRegion {
     const image = this.image;
     if (!image || image.template !== template) return undefined;
     this.heap.bytes().set(image.bytes, this.start);
-    this.rewind(image.top, image.free.map((list) => list?.slice()));
+    this.rewind(image.top, image.free.map((list) => list?.slice()), image.freeBytes);
     return image.state;
   }
 
   /** Empties the region for a VM built from scratch (the saved image goes). */
   reset(): void {
     this.image = undefined;
-    this.rewind(this.start, []);
+    this.rewind(this.start, [], 0);
   }
 
-  private rewind(top: number, free: (number[] | undefined)[]): void {
+  private rewind(top: number, free: (number[] | undefined)[], freeBytes: number): void {
     this.top = top;
     this.limit = this.end;
     this.free = free;
+    this.carvedBytes = top - this.start;
+    this.freeBytes = freeBytes;
+  }
+
+  /** Bytes of the heap the current VM holds: the region, its extension chunks, its blocks from malloc. */
+  get footprint(): number {
+    return this.capacity + this.extensionBytes + this.mallocBytes;
+  }
+  private extensionBytes = 0;
+
+  /** Bytes of the region itself. */
+  get capacity(): number {
+    return this.end - this.start;
   }
 
   /**
@@ -105,6 +135,7 @@ export class MemoryRegion {
       bytes: this.heap.bytes().slice(this.start, this.top),
       top: this.top,
       free: this.free.map((list) => list?.slice()),
+      freeBytes: this.freeBytes,
     };
   }
 
@@ -113,8 +144,13 @@ export class MemoryRegion {
     for (let i = 0; i < this.extensions.length; i += 3) this.heap.free(this.extensions[i]!);
     this.extensions.length = 0;
     this.nextExtension = FIRST_EXTENSION;
-    for (const pointer of this.large) this.heap.free(pointer);
+    for (const pointer of this.large.keys()) this.heap.free(pointer);
     this.large.clear();
+    const given = this.extensionBytes + this.mallocBytes;
+    this.extensionBytes = 0;
+    this.mallocBytes = 0;
+    if (given > 0) this.charge(-given);
+    this.charge = () => true;
     this.busy = false;
   }
 
@@ -123,11 +159,17 @@ export class MemoryRegion {
     if (pointer === 0) return this.allocate(newSize);
     if (!this.carved(pointer)) {
       if (newSize > LARGEST_CARVED_BLOCK) {
+        const had = this.large.get(pointer) ?? oldSize;
+        if (newSize > had && !this.charge(newSize - had)) return 0;
         const moved = this.heap.realloc(pointer, newSize);
-        if (moved !== 0 && moved !== pointer) {
-          this.large.delete(pointer);
-          this.large.add(moved);
+        if (moved === 0) {
+          if (newSize > had) this.charge(had - newSize);
+          return 0;
         }
+        if (newSize < had) this.charge(newSize - had);
+        this.mallocBytes += newSize - had;
+        this.large.delete(pointer);
+        this.large.set(moved, newSize);
         return moved;
       }
       // Small enough now to be carved; if there is no room the large block will do.
@@ -144,40 +186,69 @@ export class MemoryRegion {
     if (moved === 0) return newSize <= oldSize ? pointer : 0;
     this.heap.bytes().copyWithin(moved, pointer, pointer + Math.min(oldSize, newSize));
     (this.free[sizeClass] ??= []).push(pointer);
+    this.freeBytes += capacityOf(sizeClass);
     return moved;
   }
 
   /** lua_Alloc's free. */
   release(pointer: number, size: number): void {
     if (this.carved(pointer)) {
-      (this.free[classOf(size)] ??= []).push(pointer);
+      const sizeClass = classOf(size);
+      (this.free[sizeClass] ??= []).push(pointer);
+      this.freeBytes += capacityOf(sizeClass);
       return;
     }
     this.heap.free(pointer);
+    const had = this.large.get(pointer);
+    if (had === undefined) return;
     this.large.delete(pointer);
+    this.mallocBytes -= had;
+    this.charge(-had);
   }
 
   private allocate(size: number): number {
-    if (size > LARGEST_CARVED_BLOCK) {
-      const pointer = this.heap.malloc(size);
-      if (pointer !== 0) this.large.add(pointer);
-      return pointer;
-    }
+    if (size > LARGEST_CARVED_BLOCK) return this.allocateAlone(size);
     const sizeClass = classOf(size);
-    const reused = this.free[sizeClass]?.pop();
-    if (reused !== undefined) return reused;
     const capacity = capacityOf(sizeClass);
-    if (this.top + capacity > this.limit && !this.extend(capacity)) return 0;
+    const reused = this.free[sizeClass]?.pop();
+    if (reused !== undefined) {
+      this.freeBytes -= capacity;
+      return reused;
+    }
+    if (this.top + capacity > this.limit) {
+      // Fragmented: what waits on the free lists would be carved past for good.
+      if (this.freeBytes * 4 > this.carvedBytes) return this.allocateAlone(size);
+      if (!this.extend(capacity)) return 0;
+    }
     const pointer = this.top;
     this.top += capacity;
+    this.carvedBytes += capacity;
+    return pointer;
+  }
+
+  /** A block from malloc on its own, charged first. */
+  private allocateAlone(size: number): number {
+    if (!this.charge(size)) return 0;
+    const pointer = this.heap.malloc(size);
+    if (pointer === 0) {
+      this.charge(-size);
+      return 0;
+    }
+    this.large.set(pointer, size);
+    this.mallocBytes += size;
     return pointer;
   }
 
   /** Carves on from a new extension chunk (what is left of the current one goes unused). */
   private extend(capacity: number): boolean {
     const size = Math.max(this.nextExtension, capacity);
+    if (!this.charge(size)) return false;
     const block = this.heap.malloc(size + 15);
-    if (block === 0) return false;
+    if (block === 0) {
+      this.charge(-size);
+      return false;
+    }
+    this.extensionBytes += size;
     const start = (block + 15) & ~15;
     this.extensions.push(block, start, start + size);
     this.nextExtension = Math.min(this.nextExtension * 2, LARGEST_EXTENSION);

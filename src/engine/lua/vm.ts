@@ -12,6 +12,7 @@
  */
 import type { LuaFactory, LuaWasm } from 'wasmoon';
 import { MemoryRegion, type WasmHeap } from './memory-region.ts';
+import { formatBytes, type RunMemory } from './run-memory.ts';
 
 /** A value that may cross between JS and Lua. */
 export type LuaScalar = string | number | boolean | null;
@@ -49,6 +50,8 @@ export interface VmOptions {
   template?: VmTemplate;
   /** Whoever the VM works for: LuaPlatform.closeVmsOf closes every VM of one owner. */
   owner?: object;
+  /** The run's share of Lua memory the VM's footprint is charged to (run-memory.ts). */
+  memory?: RunMemory;
 }
 
 /**
@@ -65,14 +68,38 @@ export interface VmTemplate {
   build(vm: LuaVm): void;
 }
 
-/** How many template VMs may live in regions at once, and how big a region is. */
+/** How many template VMs may live in regions at once, how big a region is, and how much all VMs may hold. */
 export interface PlatformOptions {
   regions?: number;
   regionBytes?: number;
+  /**
+   * Bytes of the wasm heap all template VMs together may hold (default 1 GiB). When a VM
+   * would pass it, the run holding the most ends with `Limit` and its VMs are closed at once;
+   * a run that holds the most itself is refused.
+   */
+  memoryBytes?: number;
 }
 
 const DEFAULT_REGIONS = 32;
 const DEFAULT_REGION_BYTES = 512 * 1024;
+const DEFAULT_PLATFORM_MEMORY = 1024 * 1024 * 1024;
+
+/**
+ * Stack slots a thread may hold before the count hook raises `stack overflow`. Lua's own
+ * bound (LUAI_MAXSTACK, a million slots, 16 MiB) lies past a VM's memory cap, so without this
+ * deep recursion would end as out of memory. A slot is 16 bytes; the stack doubles as it grows,
+ * so a thread's stack stays under 8 MiB.
+ */
+export const STACK_SLOTS = 200_000;
+/** Where lua_State keeps stack_last and stack in Lua 5.4.6's wasm32 build; checked at start-up. */
+const STACK_LAST_OFFSET = 24;
+const STACK_OFFSET = 28;
+/** Lua's stack constants: the slots past stack_last, the largest stack, the stack of a thread handling an overflow. */
+const EXTRA_STACK = 5;
+const LUAI_MAXSTACK = 1_000_000;
+const ERRORSTACKSIZE = LUAI_MAXSTACK + 200;
+/** A new thread's stack (BASIC_STACK_SIZE slots), as stack_last - stack in bytes. */
+const FRESH_STACK_BYTES = 40 * 16;
 
 const LUA_OK = 0;
 const LUA_YIELD = 1;
@@ -114,7 +141,7 @@ class CApi {
   readonly malloc: CFunction; readonly free: CFunction; readonly realloc: CFunction;
   readonly sethook: CFunction; readonly yieldk: CFunction; readonly isyieldable: CFunction;
   readonly tothread: CFunction; readonly requiref: CFunction; readonly checkstack: CFunction;
-  readonly atpanic: CFunction;
+  readonly atpanic: CFunction; readonly where: CFunction; readonly concat: CFunction;
   private readonly names = new Map<string, number>();
 
   constructor(readonly lua: LuaWasm, exports: Record<string, CFunction> | undefined) {
@@ -134,6 +161,7 @@ class CApi {
     this.realloc = c('realloc'); this.sethook = c('lua_sethook'); this.yieldk = c('lua_yieldk');
     this.isyieldable = c('lua_isyieldable'); this.tothread = c('lua_tothread');
     this.requiref = c('luaL_requiref'); this.checkstack = c('lua_checkstack'); this.atpanic = c('lua_atpanic');
+    this.where = c('luaL_where'); this.concat = c('lua_concat');
   }
 
   /** A NUL-terminated copy of a constant name, made once and kept. */
@@ -230,11 +258,23 @@ export class LuaPlatform {
   private readonly maxRegions: number;
   private readonly regionBytes: number;
   private readonly heap: WasmHeap;
+  /** Bytes all template VMs hold, and the most they may. */
+  private memoryUsed = 0;
+  private readonly memoryBytes: number;
+  /** True when lua_State's stack fields sit where STACK_OFFSET says (the stack bound needs them). */
+  private readonly stackReadable: boolean;
+  /** The request lua_Alloc is answering right now (to tell a thread's stack growing). */
+  private allocating = 0;
+  private allocatingOld = 0;
+  private allocatingNew = 0;
+  /** Why the allocation under way was refused, when a cap refused it. */
+  private refusal: string | undefined;
 
   private constructor(readonly lua: LuaWasm, exports: Record<string, CFunction> | undefined, options: PlatformOptions) {
     const module = lua.module as unknown as RawExports & { addFunction(fn: Function, signature: string): number };
     this.maxRegions = options.regions ?? DEFAULT_REGIONS;
     this.regionBytes = options.regionBytes ?? DEFAULT_REGION_BYTES;
+    this.memoryBytes = options.memoryBytes ?? DEFAULT_PLATFORM_MEMORY;
     this.direct = exports !== undefined;
     this.c = new CApi(lua, exports);
     this.libraries = exports ? sandboxLibraries(exports, this.c) : null;
@@ -253,6 +293,24 @@ export class LuaPlatform {
       realloc: (pointer, size) => c.realloc(pointer, size) as number,
       free: (pointer) => c.free(pointer),
     };
+    this.stackReadable = this.checkStackFields();
+  }
+
+  /** True when a fresh state's stack fields read as Lua 5.4.6 lays them out, and follow a growth. */
+  private checkStackFields(): boolean {
+    const state = this.c.newstateL() as number;
+    try {
+      if (this.stackBytes(state) !== FRESH_STACK_BYTES) return false;
+      this.c.checkstack(state, 1000);
+      return this.stackBytes(state) >= 1000 * 16;
+    } finally {
+      this.c.close(state);
+    }
+  }
+
+  private stackBytes(state: number): number {
+    const words = this.lua.module.HEAP32;
+    return words[(state + STACK_LAST_OFFSET) >> 2]! - words[(state + STACK_OFFSET) >> 2]!;
   }
 
   /**
@@ -295,7 +353,11 @@ export class LuaPlatform {
     region.busy = true;
     const vm = new LuaVm(this, region.id, options.memoryLimit, template.modules, region);
     vm.owner = options.owner;
+    vm.memory = options.memory;
     this.vms.set(region.id, vm);
+    region.charge = (bytes) => this.charge(vm, bytes);
+    // The region itself is the VM's while it lives, whether or not it fills it.
+    this.charge(vm, region.footprint);
     const saved = region.restore(template);
     if (saved !== undefined) {
       vm.attach(saved);
@@ -380,17 +442,28 @@ export class LuaPlatform {
     }
   }
 
+  /** Gives back what a closing VM's region held of the platform's memory and its run's. */
+  uncharge(vm: LuaVm, bytes: number): void {
+    this.memoryUsed -= bytes;
+    if (vm.memory) vm.memory.used -= bytes;
+  }
+
+  /** Bytes all template VMs hold now (their footprints). */
+  get memoryHeld(): number {
+    return this.memoryUsed;
+  }
+
   /** Forgets a closed VM. */
   release(id: number): void {
     this.vms.delete(id);
   }
 
   /**
-   * Closes every VM of `owner` where it stands, for an owner that will never drive them again
+   * Closes every VM of `owner` (or charged to that RunMemory) where it stands, for an owner that will never drive them again
    * (a run object's memory dropped while the run waited). Their threads refuse to resume.
    */
   closeVmsOf(owner: object): void {
-    for (const vm of [...this.vms.values()]) if (vm.owner === owner) vm.close();
+    for (const vm of [...this.vms.values()]) if (vm.owner === owner || vm.memory === owner) vm.close();
   }
 
   /** How many VMs are open. */
@@ -445,7 +518,9 @@ export class LuaPlatform {
       return 1;
     }
     if (leaf === WATCH_LEAF) {
-      c.sethook(c.tothread(state, 1), this.hook, LUA_MASKCOUNT, HOOK_EVERY);
+      const thread = c.tothread(state, 1) as number;
+      c.sethook(thread, this.hook, LUA_MASKCOUNT, HOOK_EVERY);
+      vm?.threads.add(thread);
       return 0;
     }
     if (leaf === MODULE_LEAF && vm) {
@@ -481,9 +556,18 @@ export class LuaPlatform {
 
   private countHook(state: number): void {
     const c = this.c;
+    if (this.stackReadable && this.stackBytes(state) > STACK_SLOTS * 16) {
+      // Where Lua's own check would raise it, with the position of the running function.
+      c.where(state, 0);
+      pushScalar(this, state, 'stack overflow');
+      c.concat(state, 2);
+      c.error(state);
+      return;
+    }
     c.getglobal(state, c.name('__rv_vm'));
     const vm = this.vms.get(Number(c.tointegerx(state, -1, 0)));
     c.settop(state, -2);
+    vm?.settleMemory();
     const verdict = vm ? vm.countHook(HOOK_EVERY) : 'stop';
     if (verdict === 'stop') {
       // From now on every instruction comes back here and raises again.
@@ -526,6 +610,7 @@ export class LuaPlatform {
     const counting = vm !== undefined && vm.counting;
     // Blocks made before counting began (the Engine's set-up) are not counted, so a count is
     // never let below zero.
+    if (vm !== undefined && vm.stackBytes > 0 && pointer !== 0) vm.forgetStack(pointer);
     if (newSize === 0) {
       if (pointer !== 0) {
         if (region) region.release(pointer, oldSize);
@@ -534,10 +619,122 @@ export class LuaPlatform {
       if (counting) vm.heapBytes = Math.max(0, vm.heapBytes - previous);
       return 0;
     }
-    if (counting && vm.memoryLimit !== undefined && vm.heapBytes - previous + newSize > vm.memoryLimit) return 0;
-    const moved = region ? region.realloc(pointer, previous, newSize) : (this.c.realloc(pointer, newSize) as number);
-    if (moved !== 0 && counting) vm.heapBytes = Math.max(0, vm.heapBytes + newSize - previous);
+    this.refusal = undefined;
+    this.allocating = pointer;
+    this.allocatingOld = oldSize;
+    this.allocatingNew = newSize;
+    this.stackGrant = false;
+    const retry = vm?.pendingRefusal !== undefined && this.settleRefusal(vm, pointer, oldSize, newSize);
+    let moved = 0;
+    if (counting && vm.memoryLimit !== undefined && vm.heapBytes - vm.stackBytes - previous + newSize > vm.memoryLimit && !this.growingStack(vm)) {
+      this.refusal = vmLimitMessage(vm.memoryLimit);
+    } else {
+      moved = region ? region.realloc(pointer, previous, newSize) : (this.c.realloc(pointer, newSize) as number);
+    }
+    if (moved !== 0) {
+      if (counting) vm.heapBytes = Math.max(0, vm.heapBytes + newSize - previous);
+      if (this.stackGrant && vm) vm.keepStack(moved, newSize);
+    } else if (this.refusal !== undefined && vm) {
+      if (retry || this.growingStack(vm)) vm.exceedMemory(this.refusal);
+      else vm.pendingRefusal = { pointer, oldSize, newSize, message: this.refusal };
+    }
     return moved;
+  }
+
+  /**
+   * A cap refused the VM's last request. Lua answers most refusals with a full collection
+   * (frees only) and the same request again: refused again, or followed by any other request
+   * (Lua's buffers and stacks raise `not enough memory` without a second try), the memory is
+   * spent, and the run ends with `Limit`, which no pcall catches: the count hook stops the
+   * thread. Granted the second time, the collection made room and nothing happened.
+   */
+  private settleRefusal(vm: LuaVm, pointer: number, oldSize: number, newSize: number): boolean {
+    const pending = vm.pendingRefusal!;
+    vm.pendingRefusal = undefined;
+    if (pending.pointer === pointer && pending.oldSize === oldSize && pending.newSize === newSize) return true;
+    vm.exceedMemory(pending.message);
+    return false;
+  }
+
+  /**
+   * True when the request under way is a thread's stack growing: a realloc of its stack
+   * block, or (Lua builds that move the stack to a new block) a new vector of the size
+   * luaD_growstack asks for, twice the thread's stack or Lua's own largest, plus EXTRA_STACK.
+   */
+  private growingStack(vm: LuaVm): boolean {
+    if (!this.stackReadable) return false;
+    const pointer = this.allocating;
+    const words = this.lua.module.HEAP32;
+    if (pointer !== 0) {
+      for (const thread of vm.threads) if (words[(thread + STACK_OFFSET) >> 2] === pointer) return (this.stackGrant = true);
+      return false;
+    }
+    if (this.allocatingOld !== 0 || this.allocatingNew % 16 !== 0) return false;
+    const slots = this.allocatingNew / 16 - EXTRA_STACK;
+    if (slots === LUAI_MAXSTACK || slots === ERRORSTACKSIZE) return (this.stackGrant = true);
+    for (const thread of vm.threads) if (slots === (this.stackBytes(thread) / 16) * 2) return (this.stackGrant = true);
+    return false;
+  }
+  /** True once growingStack let the request under way pass the VM's cap. */
+  private stackGrant = false;
+
+  /**
+   * Charges `bytes` more (or, negative, fewer) of the heap to a VM, its run and the platform;
+   * false refuses. Before the VM's limits hold (the Engine's set-up) nothing is refused. A
+   * thread's stack may pass the VM's cap (STACK_SLOTS bounds it) but not its run's budget.
+   */
+  private charge(vm: LuaVm, bytes: number): boolean {
+    if (bytes > 0 && vm.counting) {
+      const refusal = this.chargeRefusal(vm, bytes);
+      if (refusal !== undefined) {
+        this.refusal = refusal;
+        return false;
+      }
+    }
+    this.memoryUsed += bytes;
+    if (vm.memory) vm.memory.used += bytes;
+    return true;
+  }
+
+  /** Ends the VM's run as Limit when what the VM holds already passes a cap (checked once its set-up is done). */
+  checkMemory(vm: LuaVm): void {
+    if (!vm.region) return;
+    const refusal = this.chargeRefusal(vm, 0);
+    if (refusal !== undefined) vm.exceedMemory(refusal);
+  }
+
+  private chargeRefusal(vm: LuaVm, bytes: number): string | undefined {
+    const limit = vm.memoryLimit;
+    if (limit !== undefined && vm.region!.footprint - vm.stackBytes + bytes > limit && !this.growingStack(vm)) return vmLimitMessage(limit);
+    const memory = vm.memory;
+    if (memory && memory.used + bytes > memory.limit) {
+      return `the run's Lua VMs together held more than its memory budget of ${formatBytes(memory.limit)} (runMemoryBytes)`;
+    }
+    if (this.memoryUsed + bytes > this.memoryBytes && !this.makeRoom(vm, bytes)) {
+      return `the server's Lua memory of ${formatBytes(this.memoryBytes)} is full, and this run holds the most of it`;
+    }
+    return undefined;
+  }
+
+  /**
+   * Frees the platform's memory for `bytes` more by ending, with `Limit`, the runs that hold
+   * the most, one by one, while one of them holds more than the asking VM's run; their VMs
+   * close where they stand (none of them is running: only the asking VM is).
+   */
+  private makeRoom(vm: LuaVm, bytes: number): boolean {
+    while (this.memoryUsed + bytes > this.memoryBytes) {
+      let largest: RunMemory | undefined;
+      for (const other of this.vms.values()) {
+        const memory = other.memory;
+        if (memory && memory !== vm.memory && (largest === undefined || memory.used > largest.used)) largest = memory;
+      }
+      if (!largest || largest.used <= (vm.memory?.used ?? 0)) return false;
+      largest.exceed(
+        `the server's Lua memory of ${formatBytes(this.memoryBytes)} was full, and this run held the most of it (${formatBytes(largest.used)})`,
+      );
+      for (const other of [...this.vms.values()]) if (other.memory === largest) other.close();
+    }
+    return true;
   }
 }
 
@@ -551,6 +748,49 @@ export class LuaVm {
   counting = false;
   /** Whoever the VM works for (VmOptions.owner). */
   owner: object | undefined;
+  /** The run's share of Lua memory the VM is charged to (VmOptions.memory). */
+  memory: RunMemory | undefined;
+  /** The VM's threads whose stacks may grow (its main state, the entry's thread, watched coroutines). */
+  readonly threads = new Set<number>();
+  /** Stack blocks let past the VM's cap (LuaPlatform.growingStack), and their bytes: the cap counts the rest. */
+  private readonly stacks = new Map<number, number>();
+  stackBytes = 0;
+
+  /** Records a stack block let past the cap. */
+  keepStack(pointer: number, size: number): void {
+    this.stacks.set(pointer, size);
+    this.stackBytes += size;
+  }
+
+  /** Forgets a stack block let past the cap, as it moves or is freed. */
+  forgetStack(pointer: number): void {
+    const size = this.stacks.get(pointer);
+    if (size === undefined) return;
+    this.stacks.delete(pointer);
+    this.stackBytes -= size;
+  }
+
+  /** The last request a cap refused, until Lua asks again or asks for something else (LuaPlatform.settleRefusal). */
+  pendingRefusal: { pointer: number; oldSize: number; newSize: number; message: string } | undefined;
+
+  /** Ends the VM's run with `Limit` for its memory, and stops the running thread at its next count. */
+  exceedMemory(message: string): void {
+    this.pendingRefusal = undefined;
+    this.memory?.exceed(message);
+    this.halting = true;
+    // The entry's own threads stop at their next instruction (a user coroutine at its next count).
+    for (const thread of this.entryThreads) this.platform.c.sethook(thread, this.platform.hook, LUA_MASKCOUNT, 1);
+  }
+  /** The threads newThread made: alive as long as the VM (its main stack holds them). */
+  private readonly entryThreads: number[] = [];
+
+  /** Settles a refusal Lua never asked again about (it raised `not enough memory` at once); true when there was one. */
+  settleMemory(): boolean {
+    const pending = this.pendingRefusal;
+    if (pending === undefined) return false;
+    this.exceedMemory(pending.message);
+    return true;
+  }
   /** Set when the count hook paused a thread; the runtime reads and clears it (takePaused). */
   paused = false;
   /** Set to stop the running thread at its next instruction, once the current leaf returns. */
@@ -570,6 +810,7 @@ export class LuaVm {
   /** Binds the lua_State once it exists (the allocator needs the VM first). */
   attach(state: number): void {
     this.state = state;
+    this.threads.add(state);
   }
 
   /** Decides what the count hook does; called every HOOK_EVERY instructions of a watched thread. */
@@ -702,6 +943,8 @@ export class LuaVm {
     // lua_newthread leaves the thread on the main stack, which keeps it from being collected.
     const thread = c.newthread(this.state) as number;
     if (c.getglobal(thread, c.name(functionName)) !== LUA_TFUNCTION) throw new Error(`no Lua function named ${functionName}`);
+    this.threads.add(thread);
+    this.entryThreads.push(thread);
     return new LuaThread(this.platform, thread, this);
   }
 
@@ -717,6 +960,8 @@ export class LuaVm {
   limitMemory(): void {
     if (this.memoryLimit === undefined || this.counting) return;
     this.counting = true;
+    // What the set-up took (a VM built afresh, outside any region) counts from now.
+    this.platform.checkMemory(this);
     // A template VM allocates through the counting allocator from the start.
     if (!this.region) this.platform.c.setallocf(this.state, this.platform.allocator, this.id);
   }
@@ -729,7 +974,9 @@ export class LuaVm {
     if (this.isClosed) return;
     this.closed = true;
     if (this.region) {
+      // Vacating gives back the chunks and blocks; the region itself is given back here.
       this.region.vacate();
+      this.platform.uncharge(this, this.region.capacity);
     } else if (this.state !== 0) {
       // Freed by the C allocator: counting frees of a state about to vanish is wasted work.
       if (this.counting) this.platform.c.setallocf(this.state, this.platform.cAllocator, 0);
@@ -881,4 +1128,9 @@ function withCString<T>(lua: LuaWasm, text: string, use: (pointer: number, size:
   } finally {
     lua.module._free(pointer);
   }
+}
+
+/** The Limit message of a VM past its memory cap. */
+function vmLimitMessage(limit: number): string {
+  return `a Lua VM of the run held more than its memory limit of ${formatBytes(limit)} (memoryBytes)`;
 }
