@@ -67,6 +67,7 @@ const SECTION_VM: VmTemplate = {
     LEAF_NAMES.forEach((name, index) => vm.defineLeaf(`__rv_leaf_${name}`, index));
     vm.setUserdataFactory('__rv_newuserdata');
     vm.setWatchFunction('__rv_watch');
+    vm.setPatternNatives('__rv_str_');
     vm.setModuleLoader('__rv_module');
     vm.runChunk(runtimeChunk());
   },

@@ -12,6 +12,7 @@
  */
 import type { LuaFactory, LuaWasm } from 'wasmoon';
 import { MemoryRegion, type WasmHeap } from './memory-region.ts';
+import { callPatternNative, nativeOf, NATIVE_C_FUNCTIONS, NATIVE_INDEX, type NativeCApi, type NativeHost, type PatternNative } from './pattern-natives.ts';
 
 /** A value that may cross between JS and Lua. */
 export type LuaScalar = string | number | boolean | null;
@@ -90,6 +91,8 @@ const USERDATA_LEAF = -1;
 const MODULE_LEAF = -2;
 /** The leaf index that makes the trampoline put the count hook on the thread it is given. */
 const WATCH_LEAF = -3;
+/** Leaf indices at or below this one are the pattern natives (pattern-natives.ts). */
+const FIRST_NATIVE = -10;
 
 type RawExports = Record<string, (...args: number[]) => number>;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -115,6 +118,8 @@ class CApi {
   readonly sethook: CFunction; readonly yieldk: CFunction; readonly isyieldable: CFunction;
   readonly tothread: CFunction; readonly requiref: CFunction; readonly checkstack: CFunction;
   readonly atpanic: CFunction;
+  /** The C functions the pattern natives call (pattern-natives.ts), by their C names. */
+  readonly natives: NativeCApi;
   private readonly names = new Map<string, number>();
 
   constructor(readonly lua: LuaWasm, exports: Record<string, CFunction> | undefined) {
@@ -134,6 +139,7 @@ class CApi {
     this.realloc = c('realloc'); this.sethook = c('lua_sethook'); this.yieldk = c('lua_yieldk');
     this.isyieldable = c('lua_isyieldable'); this.tothread = c('lua_tothread');
     this.requiref = c('luaL_requiref'); this.checkstack = c('lua_checkstack'); this.atpanic = c('lua_atpanic');
+    this.natives = Object.fromEntries(NATIVE_C_FUNCTIONS.map((name) => [name, c(name)])) as NativeCApi;
   }
 
   /** A NUL-terminated copy of a constant name, made once and kept. */
@@ -149,6 +155,7 @@ class CApi {
     return pointer;
   }
 }
+
 
 /** The libraries a section VM opens: luaL_openlibs's list without io, os and package. */
 const SANDBOX_LIBRARIES: [global: string, opener: string][] = [
@@ -230,6 +237,7 @@ export class LuaPlatform {
   private readonly maxRegions: number;
   private readonly regionBytes: number;
   private readonly heap: WasmHeap;
+  private readonly nativeHost: NativeHost;
 
   private constructor(readonly lua: LuaWasm, exports: Record<string, CFunction> | undefined, options: PlatformOptions) {
     const module = lua.module as unknown as RawExports & { addFunction(fn: Function, signature: string): number };
@@ -253,6 +261,30 @@ export class LuaPlatform {
       realloc: (pointer, size) => c.realloc(pointer, size) as number,
       free: (pointer) => c.free(pointer),
     };
+    this.nativeHost = {
+      c: c.natives,
+      heap: () => lua.module.HEAPU8,
+      lengthWord: this.lengthWord,
+      name: (text) => c.name(text),
+      scratchBuffer: (size) => this.scratchBuffer(size),
+      pushNative: (state, vmId, index, extra) => {
+        c.pushinteger(state, BigInt(vmId));
+        c.pushinteger(state, BigInt(index));
+        // The trampoline finds its VM and leaf in upvalues 1 and 2: below the native's own.
+        c.natives.lua_rotate(state, -2 - extra, 2);
+        c.pushcclosure(state, this.trampoline, 2 + extra);
+      },
+      raiseStop: (state) => this.raiseStop(state),
+    };
+  }
+
+  /** Raises the runtime's stop value in `state`, and at every later instruction of it. */
+  private raiseStop(state: number): never {
+    const c = this.c;
+    c.sethook(state, this.hook, LUA_MASKCOUNT, 1);
+    c.getglobal(state, c.name('__rv_stop'));
+    c.error(state);
+    throw new Error('unreachable: lua_error returned');
   }
 
   /**
@@ -440,6 +472,14 @@ export class LuaPlatform {
     // Read as doubles: small integers, and no BigInt made on every leaf call.
     const vm = this.vms.get(c.tonumberx(state, upvalue(1), 0) as number);
     const leaf = c.tonumberx(state, upvalue(2), 0) as number;
+    if (leaf <= FIRST_NATIVE) {
+      const native = nativeOf(leaf);
+      if (!vm || native === undefined) {
+        pushScalar(this, state, 'internal error in the Engine: a Lua VM called a native after it was closed');
+        return c.error(state);
+      }
+      return callPatternNative(this.nativeHost, vm, state, native);
+    }
     if (leaf === USERDATA_LEAF) {
       c.newuserdatauv(state, 0, 0);
       return 1;
@@ -486,11 +526,10 @@ export class LuaPlatform {
     c.settop(state, -2);
     const verdict = vm ? vm.countHook(HOOK_EVERY) : 'stop';
     if (verdict === 'stop') {
+      // Every other thread of the VM stops too, at its next hook or leaf call.
+      if (vm) vm.halting = true;
       // From now on every instruction comes back here and raises again.
-      c.sethook(state, this.hook, LUA_MASKCOUNT, 1);
-      c.getglobal(state, c.name('__rv_stop'));
-      c.error(state);
-      return;
+      this.raiseStop(state);
     }
     if (verdict === 'pause' && vm && c.isyieldable(state)) {
       vm.paused = true;
@@ -555,11 +594,13 @@ export class LuaVm {
   paused = false;
   /** Set to stop the running thread at its next instruction, once the current leaf returns. */
   halting = false;
+  /** Pattern steps counted and not yet charged to the count hook (pattern-natives.ts). */
+  patternSteps = 0;
   private hookHandler: (count: number) => HookVerdict = () => 'go';
 
   constructor(
     private readonly platform: LuaPlatform,
-    private readonly id: number,
+    readonly id: number,
     readonly memoryLimit: number | undefined,
     /** The runtime modules the VM's module loader serves (its template's). */
     private readonly modules: Record<string, RuntimeChunk> = {},
@@ -580,6 +621,16 @@ export class LuaVm {
   /** The count hook's verdict (the platform calls this). */
   countHook(count: number): HookVerdict {
     return this.halting ? 'stop' : this.hookHandler(count);
+  }
+
+  /**
+   * Charges work done outside Lua's instructions (pattern matching) as `count` instructions;
+   * true when the run must stop. A pause verdict is dropped: a C function cannot yield.
+   */
+  charge(count: number): boolean {
+    if (this.countHook(count) !== 'stop') return false;
+    this.halting = true;
+    return true;
   }
 
   /** True once after the count hook paused a thread of this VM. */
@@ -628,6 +679,18 @@ export class LuaVm {
   setWatchFunction(name: string): void {
     this.pushClosure(WATCH_LEAF);
     this.platform.c.setglobal(this.state, this.platform.c.name(name));
+  }
+
+  /**
+   * Sets the globals `<prefix>find`, `match`, `gmatch` and `gsub` to the metered pattern
+   * functions (pattern-natives.ts), C functions to Lua like the string library's own.
+   */
+  setPatternNatives(prefix: string): void {
+    for (const [name, index] of Object.entries(NATIVE_INDEX) as [PatternNative, number][]) {
+      if (name === 'gmatch_step') continue;
+      this.pushClosure(index);
+      this.platform.c.setglobal(this.state, this.platform.c.name(prefix + name));
+    }
   }
 
   /** Sets a global to a function that loads one of the template's modules by name and returns it uncalled. */
