@@ -478,7 +478,13 @@ export class LuaPlatform {
         pushScalar(this, state, 'internal error in the Engine: a Lua VM called a native after it was closed');
         return c.error(state);
       }
-      return callPatternNative(this.nativeHost, vm, state, native);
+      const results = callPatternNative(this.nativeHost, vm, state, native);
+      // A pause decided while it matched (a C function cannot yield) is taken at the next instruction.
+      if (vm.pauseDue && !vm.halting) {
+        vm.earlyHook = true;
+        c.sethook(state, this.hook, LUA_MASKCOUNT, 1);
+      }
+      return results;
     }
     if (leaf === USERDATA_LEAF) {
       c.newuserdatauv(state, 0, 0);
@@ -524,6 +530,14 @@ export class LuaPlatform {
     c.getglobal(state, c.name('__rv_vm'));
     const vm = this.vms.get(Number(c.tointegerx(state, -1, 0)));
     c.settop(state, -2);
+    if (vm?.earlyHook && !vm.halting) {
+      // The early hook a native asked for, to take the pause its matching earned: no
+      // instructions to count.
+      vm.earlyHook = false;
+      c.sethook(state, this.hook, LUA_MASKCOUNT, HOOK_EVERY);
+      this.pauseIfDue(vm, state);
+      return;
+    }
     const verdict = vm ? vm.countHook(HOOK_EVERY) : 'stop';
     if (verdict === 'stop') {
       // Every other thread of the VM stops too, at its next hook or leaf call.
@@ -531,11 +545,20 @@ export class LuaPlatform {
       // From now on every instruction comes back here and raises again.
       this.raiseStop(state);
     }
-    if (verdict === 'pause' && vm && c.isyieldable(state)) {
-      vm.paused = true;
-      // From a hook, lua_yieldk returns here and Lua yields once the hook returns.
-      c.yieldk(state, 0, 0, 0);
-    }
+    if (vm && verdict === 'pause') vm.pauseDue = true;
+    if (vm) this.pauseIfDue(vm, state);
+  }
+
+  /**
+   * Pauses the thread when a pause is due and it can yield; otherwise the pause stays due
+   * for the next hook (one due inside an xpcall handler or a gsub callback is not lost).
+   */
+  private pauseIfDue(vm: LuaVm, state: number): void {
+    if (!vm.pauseDue || !this.c.isyieldable(state)) return;
+    vm.pauseDue = false;
+    vm.paused = true;
+    // From a hook, lua_yieldk returns here and Lua yields once the hook returns.
+    this.c.yieldk(state, 0, 0, 0);
   }
 
   /** The C allocator luaL_newstate uses (it and the counting one share wasm's malloc). */
@@ -628,10 +651,16 @@ export class LuaVm {
    * true when the run must stop. A pause verdict is dropped: a C function cannot yield.
    */
   charge(count: number): boolean {
-    if (this.countHook(count) !== 'stop') return false;
+    const verdict = this.countHook(count);
+    if (verdict === 'pause') this.pauseDue = true;
+    if (verdict !== 'stop') return false;
     this.halting = true;
     return true;
   }
+  /** A pause the count hook decided that the thread could not take yet (in a C function, or not yieldable). */
+  pauseDue = false;
+  /** True while the thread's next instruction runs the hook only to take a due pause. */
+  earlyHook = false;
 
   /** True once after the count hook paused a thread of this VM. */
   takePaused(): boolean {

@@ -162,12 +162,17 @@ string_mt.__metatable = 'string'
 -- The budget's stop is raised from the count hook, where Lua runs an xpcall message handler
 -- with hooks off: the handler never sees the stop (nor any error once the run is stopping).
 local raw_xpcall, stopping = xpcall, R.stopping
-local function sandbox_xpcall(f, handler, ...)
-  if type(handler) ~= 'function' then return raw_xpcall(f, handler, ...) end
+local function sandbox_xpcall(...)
+  local f, handler = ...
+  if type(handler) ~= 'function' then
+    -- xpcall's own message (a tail call to it would lose its name).
+    local got = select('#', ...) < 2 and 'no value' or handler == R.null and 'light userdata' or type(handler)
+    error("bad argument #2 to 'xpcall' (function expected, got " .. got .. ')', 2)
+  end
   return raw_xpcall(f, function(e)
     if rawequal(e, STOP) or stopping() then return e end
     return handler(e)
-  end, ...)
+  end, select(3, ...))
 end
 
 local seed_hi, seed_lo = 0, 0
