@@ -16,7 +16,7 @@ export const NATIVE_C_FUNCTIONS = [
   'luaL_where', 'lua_concat', 'lua_error', 'lua_pushlstring', 'luaL_checklstring', 'luaL_optinteger', 'lua_pushinteger',
   'lua_pushnil', 'luaL_checkstack', 'lua_toboolean', 'lua_settop', 'lua_tolstring', 'lua_tointegerx', 'lua_copy',
   'lua_type', 'luaL_typeerror', 'lua_pushvalue', 'lua_callk', 'lua_gettable', 'lua_isstring', 'lua_typename',
-  'lua_rotate', 'malloc', 'free',
+  'lua_rotate', 'lua_newuserdatauv', 'lua_touserdata', 'malloc', 'free',
 ] as const;
 
 /** Those C functions, as the wasm module exports them. */
@@ -69,9 +69,11 @@ class Stopping extends Error {}
 
 /** Runs one pattern native in `state`; answers its count of results, or raises in Lua. */
 export function callPatternNative(host: NativeHost, vm: NativeVm, state: number, which: PatternNative): number {
-  const ms = new MatchState(CHARGE_EVERY, () => {
-    if (vm.charge(CHARGE_EVERY * INSTRUCTIONS_PER_STEP)) throw new Stopping();
+  // States are reused (a gsub callback may match again, so one per depth of nesting).
+  const ms: MatchState & { vm?: NativeVm } = idle.pop() ?? new MatchState(CHARGE_EVERY, () => {
+    if (ms.vm!.charge(CHARGE_EVERY * INSTRUCTIONS_PER_STEP)) throw new Stopping();
   });
+  ms.vm = vm;
   ms.steps = vm.patternSteps;
   try {
     switch (which) {
@@ -88,8 +90,12 @@ export function callPatternNative(host: NativeHost, vm: NativeVm, state: number,
     throw error;
   } finally {
     vm.patternSteps = ms.steps;
+    ms.vm = undefined;
+    idle.push(ms);
   }
 }
+
+const idle: (MatchState & { vm?: NativeVm })[] = [];
 
 /** luaL_error: the message after the caller's position. */
 function raise(host: NativeHost, state: number, message: string): never {
@@ -122,6 +128,8 @@ function lengthOut(host: NativeHost): number {
 
 /** lstrlib's posrelatI on luaL_optinteger, in wasm32's size_t (so 2^32 + 1 is 1, as in C). */
 function startIndex(host: NativeHost, state: number, arg: number, length: number): number {
+  // Absent or nil: the default, without the call (and the BigInt it answers).
+  if ((host.c.lua_type(state, arg) as number) <= 0) return 0;
   const pos = host.c.luaL_optinteger(state, arg, 1n) as bigint;
   let start: number;
   if (pos > 0n) start = Number(BigInt.asUintN(32, pos));
@@ -133,8 +141,11 @@ function startIndex(host: NativeHost, state: number, arg: number, length: number
 }
 
 function pushInteger(host: NativeHost, state: number, value: number): void {
-  host.c.lua_pushinteger(state, BigInt(value));
+  host.c.lua_pushinteger(state, value >= 0 && value < SMALL.length ? SMALL[value]! : BigInt(value));
 }
+
+// lua_pushinteger takes a BigInt; positions are mostly small, and a table saves making one.
+const SMALL = Array.from({ length: 4096 }, (_, n) => BigInt(n));
 
 function pushFail(host: NativeHost, state: number): number {
   host.c.lua_pushnil(state);
@@ -199,8 +210,9 @@ function findAux(host: NativeHost, ms: MatchState, state: number, find: boolean)
   return pushFail(host, state);
 }
 
-// gmatch's iterator keeps its state in upvalues 3 to 6: subject, pattern, next start, end
-// of the last match (-1 for none), as offsets into the subject.
+// gmatch's iterator keeps its state in upvalues 3 to 5: subject, pattern, and a userdata of
+// two int32 words: the next start and the end of the last match (-1 for none), as offsets
+// into the subject.
 function gmatch(host: NativeHost, vm: NativeVm, state: number): number {
   const c = host.c;
   const [, ls] = checkString(host, state, 1);
@@ -208,9 +220,11 @@ function gmatch(host: NativeHost, vm: NativeVm, state: number): number {
   let init = startIndex(host, state, 3, ls);
   if (init > ls) init = ls + 1;
   c.lua_settop(state, 2);
-  pushInteger(host, state, init);
-  pushInteger(host, state, -1);
-  host.pushNative(state, vm.id, NATIVE_INDEX.gmatch_step, 4);
+  const words = c.lua_newuserdatauv(state, 8, 0) as number;
+  const view = new Int32Array(host.heap().buffer, words, 2);
+  view[0] = init;
+  view[1] = -1;
+  host.pushNative(state, vm.id, NATIVE_INDEX.gmatch_step, 3);
   return 1;
 }
 
@@ -220,18 +234,18 @@ function gmatchStep(host: NativeHost, ms: MatchState, state: number): number {
   const ls = lengthOut(host);
   const p = c.lua_tolstring(state, upvalue(4), host.lengthWord) as number;
   const lp = lengthOut(host);
-  const from = Number(c.lua_tointegerx(state, upvalue(5), 0));
-  const lastOffset = Number(c.lua_tointegerx(state, upvalue(6), 0));
+  const words = (c.lua_touserdata(state, upvalue(5)) as number) >> 2;
+  const heap = host.heap();
+  const from = new Int32Array(heap.buffer)[words]!;
+  const lastOffset = new Int32Array(heap.buffer)[words + 1]!;
   const lastMatch = lastOffset < 0 ? -1 : s + lastOffset;
-  ms.prepare(host.heap(), s, s + ls, p + lp);
+  ms.prepare(heap, s, s + ls, p + lp);
   for (let src = s + from; src <= ms.srcEnd; src++) {
     ms.level = 0;
     const e = match(ms, src, p);
     if (e !== -1 && e !== lastMatch) {
-      pushInteger(host, state, e - s);
-      c.lua_copy(state, -1, upvalue(5));
-      c.lua_copy(state, -1, upvalue(6));
-      c.lua_settop(state, -2);
+      const state32 = new Int32Array(host.heap().buffer);
+      state32[words] = state32[words + 1] = e - s;
       return pushCaptures(host, ms, state, src, e, true);
     }
   }
