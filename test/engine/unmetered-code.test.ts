@@ -234,3 +234,37 @@ local ok = pcall(function() getmetatable('').__index = {} end)
 return ('abc'):sub(1, 1) .. '|' .. ('hi'):shout() .. '|' .. tostring(ok)`)).toBe('a|HI!|false');
   });
 });
+
+describe('library loops that no memory bound ends', () => {
+  it('string.rep of nothing answers the empty string at once, whatever the count', async () => {
+    const started = Date.now();
+    expect(await value("return '[' .. string.rep('', 1e15) .. ('' ):rep(2^62, '') .. string.rep('', '1e12') .. ']' .. string.rep('ab', 3, ',')")).toBe('[]ab,ab,ab');
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('string.rep keeps Lua\'s messages', async () => {
+    expect(await value(`
+local a = select(2, pcall(string.rep, '', 'x'))
+local b = select(2, pcall(function() return ('x'):rep({}) end))
+local c = select(2, pcall(string.rep, '', 1.5))
+return a .. '|' .. b:gsub('^test.md:%d+: ', '') .. '|' .. c`)).toBe("bad argument #2 to 'string.rep' (number expected, got string)|bad argument #1 to 'rep' (number expected, got table)|bad argument #2 to 'string.rep' (number has no integer representation)");
+  });
+
+  for (const [what, code] of [
+    ['over absent elements', 'return #table.move({}, 1, 1e12, 1)'],
+    ['into another table', 'return #table.move({}, 1, math.maxinteger - 1, 1, {})'],
+    ['in a pcall in a loop', 'while true do pcall(table.move, {}, 1, 1e8, 2) end'],
+  ]) {
+    it(`table.move charges its range: ${what}`, async () => {
+      expect(await kindOf(code)).toBe('Limit');
+    });
+  }
+
+  it('table.move moves as Lua does', async () => {
+    expect(await value(`
+local t = table.move({ 1, 2, 3 }, 1, 3, 2)
+local u = table.move({ 'a', 'b' }, 1, 2, 1, { 'x', 'y', 'z' })
+return table.concat(t, ',') .. '|' .. table.concat(u, ',') .. '|' .. select(2, pcall(table.move, {}, 1))`)).toBe("1,1,2,3|a,b,z|bad argument #3 to 'table.move' (number expected, got no value)");
+  });
+});
+

@@ -8,15 +8,20 @@
  */
 import { CAP_POSITION, CAP_UNFINISHED, MatchState, PatternError, match, memFind, noSpecials } from './lua-pattern.ts';
 
-/** Which pattern function a native closure is. */
-export type PatternNative = 'find' | 'match' | 'gmatch' | 'gmatch_step' | 'gsub';
+/**
+ * Which native a closure is: a pattern function, or a library function whose C loop no
+ * memory bound ends (`string.rep('', 1e15)` loops 10^15 times making nothing; `table.move`
+ * over absent elements likewise), which checks and charges before it calls the C one.
+ */
+export type PatternNative = 'find' | 'match' | 'gmatch' | 'gmatch_step' | 'gsub' | 'rep' | 'move';
 
 /** The C functions the natives call, by their C names. */
 export const NATIVE_C_FUNCTIONS = [
   'luaL_where', 'lua_concat', 'lua_error', 'lua_pushlstring', 'luaL_checklstring', 'luaL_optinteger', 'lua_pushinteger',
   'lua_pushnil', 'luaL_checkstack', 'lua_toboolean', 'lua_settop', 'lua_tolstring', 'lua_tointegerx', 'lua_copy',
   'lua_type', 'luaL_typeerror', 'lua_pushvalue', 'lua_callk', 'lua_gettable', 'lua_isstring', 'lua_typename',
-  'lua_rotate', 'lua_newuserdatauv', 'lua_touserdata', 'malloc', 'free',
+  'lua_rotate', 'lua_newuserdatauv', 'lua_touserdata', 'lua_tocfunction', 'luaL_checkinteger', 'luaL_optlstring',
+  'lua_gettop', 'lua_getfield', 'malloc', 'free',
 ] as const;
 
 /** Those C functions, as the wasm module exports them. */
@@ -37,6 +42,8 @@ export interface NativeHost {
   pushNative(state: number, vmId: number, index: number, extra: number): void;
   /** Raises the runtime's stop in `state` now and at every later instruction. */
   raiseStop(state: number): never;
+  /** Calls the C function at `pointer` in the native's own call frame (so its messages are its own). */
+  callC(pointer: number, state: number): number;
 }
 
 /** What a native needs of its VM: the meter and the heap cap. */
@@ -82,6 +89,8 @@ export function callPatternNative(host: NativeHost, vm: NativeVm, state: number,
       case 'gmatch': return gmatch(host, vm, state);
       case 'gmatch_step': return gmatchStep(host, ms, state);
       case 'gsub': return gsub(host, vm, ms, state);
+      case 'rep': return rep(host, state);
+      case 'move': return move(host, vm, state);
     }
   } catch (error) {
     if (error instanceof Stopping) host.raiseStop(state);
@@ -434,9 +443,43 @@ function pushBytes(host: NativeHost, state: number, out: Output): void {
   }
 }
 
+// string.rep and table.move: the C function is upvalue 3. Arguments are read as C reads
+// them, in its order, so a bad one fails with C's own message before anything is charged.
+
+function rep(host: NativeHost, state: number): number {
+  const c = host.c;
+  c.luaL_checklstring(state, 1, host.lengthWord);
+  const length = lengthOut(host);
+  const n = c.luaL_checkinteger(state, 2) as bigint;
+  c.luaL_optlstring(state, 3, host.name(''), host.lengthWord);
+  // Copies of nothing: C would loop n times to make the empty string.
+  if (n > 0n && length + lengthOut(host) === 0) {
+    c.lua_pushlstring(state, host.name(''), 0);
+    return 1;
+  }
+  return host.callC(c.lua_tocfunction(state, upvalue(3)) as number, state);
+}
+
+function move(host: NativeHost, vm: NativeVm, state: number): number {
+  const c = host.c;
+  const f = c.luaL_checkinteger(state, 2) as bigint;
+  const e = c.luaL_checkinteger(state, 3) as bigint;
+  c.luaL_checkinteger(state, 4);
+  // One instruction an element, charged before C moves them (it checks the ranges itself).
+  if (e >= f) {
+    let count = e - f + 1n;
+    while (count > 0n) {
+      const part = count > 1_000_000_000n ? 1_000_000_000 : Number(count);
+      if (vm.charge(part)) host.raiseStop(state);
+      count -= BigInt(part);
+    }
+  }
+  return host.callC(c.lua_tocfunction(state, upvalue(3)) as number, state);
+}
+
 /** The leaf index of each native, as the trampoline dispatches them (below every other leaf). */
 export const NATIVE_INDEX: Record<PatternNative, number> = {
-  find: -10, match: -11, gmatch: -12, gmatch_step: -13, gsub: -14,
+  find: -10, match: -11, gmatch: -12, gmatch_step: -13, gsub: -14, rep: -15, move: -16,
 };
 
 /** The native a leaf index stands for, or undefined. */

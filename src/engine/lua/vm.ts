@@ -261,6 +261,7 @@ export class LuaPlatform {
       realloc: (pointer, size) => c.realloc(pointer, size) as number,
       free: (pointer) => c.free(pointer),
     };
+    const table = exports?.__indirect_function_table as unknown as WebAssembly.Table | undefined;
     this.nativeHost = {
       c: c.natives,
       heap: () => lua.module.HEAPU8,
@@ -275,7 +276,22 @@ export class LuaPlatform {
         c.pushcclosure(state, this.trampoline, 2 + extra);
       },
       raiseStop: (state) => this.raiseStop(state),
+      callC: (pointer, state) => {
+        const fn = table?.get(pointer) as CFunction | null | undefined;
+        if (fn) return fn(state) as number;
+        // Without the function table: through lua_call, below the arguments.
+        const top = c.natives.lua_gettop(state) as number;
+        c.natives.lua_pushvalue(state, upvalue(3));
+        c.natives.lua_rotate(state, 1, 1);
+        c.natives.lua_callk(state, top, -1, 0, 0);
+        return c.natives.lua_gettop(state) as number;
+      },
     };
+  }
+
+  /** Pushes a native's closure with the `extra` upvalues already on the stack. */
+  pushNative(state: number, vmId: number, index: number, extra: number): void {
+    this.nativeHost.pushNative(state, vmId, index, extra);
   }
 
   /** Raises the runtime's stop value in `state`, and at every later instruction of it. */
@@ -715,10 +731,18 @@ export class LuaVm {
    * functions (pattern-natives.ts), C functions to Lua like the string library's own.
    */
   setPatternNatives(prefix: string): void {
+    const c = this.platform.c;
     for (const [name, index] of Object.entries(NATIVE_INDEX) as [PatternNative, number][]) {
       if (name === 'gmatch_step') continue;
-      this.pushClosure(index);
-      this.platform.c.setglobal(this.state, this.platform.c.name(prefix + name));
+      if (name === 'rep' || name === 'move') {
+        // The C function it guards is its third upvalue.
+        c.getglobal(this.state, c.name(name === 'rep' ? 'string' : 'table'));
+        c.natives.lua_getfield(this.state, -1, c.name(name));
+        c.natives.lua_copy(this.state, -1, -2);
+        c.settop(this.state, -2);
+        this.platform.pushNative(this.state, this.id, index, 1);
+      } else this.pushClosure(index);
+      c.setglobal(this.state, c.name(prefix + name));
     }
   }
 

@@ -28,8 +28,10 @@ end
 
 -- The metered pattern functions (pattern-natives.ts): the sandbox's string library and the
 -- string methods use them; the runtime keeps the C ones for its own fixed patterns.
-R.patterns = { find = __rv_str_find, match = __rv_str_match, gmatch = __rv_str_gmatch, gsub = __rv_str_gsub }
-__rv_str_find, __rv_str_match, __rv_str_gmatch, __rv_str_gsub = nil, nil, nil, nil
+R.patterns = { find = __rv_str_find, match = __rv_str_match, gmatch = __rv_str_gmatch, gsub = __rv_str_gsub, rep = __rv_str_rep }
+-- table.move checks and charges its range before the C one moves it.
+R.table_move = __rv_str_move
+__rv_str_find, __rv_str_match, __rv_str_gmatch, __rv_str_gsub, __rv_str_rep, __rv_str_move = nil, nil, nil, nil, nil, nil
 -- Each leaf is a C function of its own that calls its JS function (section-entry.ts defines
 -- them in the template as __rv_leaf_<name>, and binds their JS functions per VM).
 for k, v in next, _G do

@@ -201,6 +201,7 @@ function M.new_env(main_thread, log)
   local methods = copy(env.string)
   string_mt.__index = setmetatable(methods, { __index = env.string })
   env.table = copy(table)
+  env.table.move, table.move = R.table_move, R.table_move
   env.utf8 = copy(utf8)
   env.math = copy(math)
   env.math.randomseed = function(a, b)
