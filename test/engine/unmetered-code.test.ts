@@ -254,7 +254,7 @@ return a .. '|' .. b:gsub('^test.md:%d+: ', '') .. '|' .. c`)).toBe("bad argumen
     ['over absent elements', 'return #table.move({}, 1, 1e12, 1)'],
     ['into another table', 'return #table.move({}, 1, math.maxinteger - 1, 1, {})'],
     ['in a pcall in a loop', 'while true do pcall(table.move, {}, 1, 1e8, 2) end'],
-  ]) {
+  ] as [string, string][]) {
     it(`table.move charges its range: ${what}`, async () => {
       expect(await kindOf(code)).toBe('Limit');
     });
