@@ -67,6 +67,7 @@ const SECTION_VM: VmTemplate = {
     LEAF_NAMES.forEach((name, index) => vm.defineLeaf(`__rv_leaf_${name}`, index));
     vm.setUserdataFactory('__rv_newuserdata');
     vm.setWatchFunction('__rv_watch');
+    vm.setPatternNatives('__rv_str_');
     vm.setModuleLoader('__rv_module');
     vm.runChunk(runtimeChunk());
   },
@@ -389,6 +390,8 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: Entry
   };
   const vmIndex = run.vmCount++;
   let hooks = 0;
+  // A stack overflow ends the run (vm.ts says why it cannot stay a catchable error).
+  vm.onOverflow((message) => run.stop.fail({ kind: 'Lua', message }));
   vm.onCount((count): HookVerdict => {
     if (run.stop.spend(count) || chainStopping(run, spec)) return 'stop';
     // Whether or not other chains wait: the same instruction counts pause an entry on a

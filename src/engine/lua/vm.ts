@@ -13,6 +13,7 @@
 import type { LuaFactory, LuaWasm } from 'wasmoon';
 import { MemoryRegion, type WasmHeap } from './memory-region.ts';
 import { formatBytes, type RunMemory } from './run-memory.ts';
+import { callPatternNative, nativeOf, NATIVE_C_FUNCTIONS, NATIVE_INDEX, type NativeCApi, type NativeHost, type PatternNative } from './pattern-natives.ts';
 
 /** A value that may cross between JS and Lua. */
 export type LuaScalar = string | number | boolean | null;
@@ -117,6 +118,8 @@ const USERDATA_LEAF = -1;
 const MODULE_LEAF = -2;
 /** The leaf index that makes the trampoline put the count hook on the thread it is given. */
 const WATCH_LEAF = -3;
+/** Leaf indices at or below this one are the pattern natives (pattern-natives.ts). */
+const FIRST_NATIVE = -10;
 
 type RawExports = Record<string, (...args: number[]) => number>;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -141,7 +144,9 @@ class CApi {
   readonly malloc: CFunction; readonly free: CFunction; readonly realloc: CFunction;
   readonly sethook: CFunction; readonly yieldk: CFunction; readonly isyieldable: CFunction;
   readonly tothread: CFunction; readonly requiref: CFunction; readonly checkstack: CFunction;
-  readonly atpanic: CFunction; readonly where: CFunction; readonly concat: CFunction;
+  readonly atpanic: CFunction; readonly where: CFunction;
+  /** The C functions the pattern natives call (pattern-natives.ts), by their C names. */
+  readonly natives: NativeCApi;
   private readonly names = new Map<string, number>();
 
   constructor(readonly lua: LuaWasm, exports: Record<string, CFunction> | undefined) {
@@ -161,7 +166,8 @@ class CApi {
     this.realloc = c('realloc'); this.sethook = c('lua_sethook'); this.yieldk = c('lua_yieldk');
     this.isyieldable = c('lua_isyieldable'); this.tothread = c('lua_tothread');
     this.requiref = c('luaL_requiref'); this.checkstack = c('lua_checkstack'); this.atpanic = c('lua_atpanic');
-    this.where = c('luaL_where'); this.concat = c('lua_concat');
+    this.where = c('luaL_where');
+    this.natives = Object.fromEntries(NATIVE_C_FUNCTIONS.map((name) => [name, c(name)])) as NativeCApi;
   }
 
   /** A NUL-terminated copy of a constant name, made once and kept. */
@@ -177,6 +183,7 @@ class CApi {
     return pointer;
   }
 }
+
 
 /** The libraries a section VM opens: luaL_openlibs's list without io, os and package. */
 const SANDBOX_LIBRARIES: [global: string, opener: string][] = [
@@ -269,6 +276,7 @@ export class LuaPlatform {
   private allocatingNew = 0;
   /** Why the allocation under way was refused, when a cap refused it. */
   private refusal: string | undefined;
+  private readonly nativeHost: NativeHost;
 
   private constructor(readonly lua: LuaWasm, exports: Record<string, CFunction> | undefined, options: PlatformOptions) {
     const module = lua.module as unknown as RawExports & { addFunction(fn: Function, signature: string): number };
@@ -294,6 +302,32 @@ export class LuaPlatform {
       free: (pointer) => c.free(pointer),
     };
     this.stackReadable = this.checkStackFields();
+    const table = exports?.__indirect_function_table as unknown as WebAssembly.Table | undefined;
+    this.nativeHost = {
+      c: c.natives,
+      heap: () => lua.module.HEAPU8,
+      lengthWord: this.lengthWord,
+      name: (text) => c.name(text),
+      scratchBuffer: (size) => this.scratchBuffer(size),
+      pushNative: (state, vmId, index, extra) => {
+        c.pushinteger(state, BigInt(vmId));
+        c.pushinteger(state, BigInt(index));
+        // The trampoline finds its VM and leaf in upvalues 1 and 2: below the native's own.
+        c.natives.lua_rotate(state, -2 - extra, 2);
+        c.pushcclosure(state, this.trampoline, 2 + extra);
+      },
+      raiseStop: (state) => this.raiseStop(state),
+      callC: (pointer, state) => {
+        const fn = table?.get(pointer) as CFunction | null | undefined;
+        if (fn) return fn(state) as number;
+        // Without the function table: through lua_call, below the arguments.
+        const top = c.natives.lua_gettop(state) as number;
+        c.natives.lua_pushvalue(state, upvalue(3));
+        c.natives.lua_rotate(state, 1, 1);
+        c.natives.lua_callk(state, top, -1, 0, 0);
+        return c.natives.lua_gettop(state) as number;
+      },
+    };
   }
 
   /** True when a fresh state's stack fields read as Lua 5.4.6 lays them out, and follow a growth. */
@@ -311,6 +345,20 @@ export class LuaPlatform {
   private stackBytes(state: number): number {
     const words = this.lua.module.HEAP32;
     return words[(state + STACK_LAST_OFFSET) >> 2]! - words[(state + STACK_OFFSET) >> 2]!;
+  }
+
+  /** Pushes a native's closure with the `extra` upvalues already on the stack. */
+  pushNative(state: number, vmId: number, index: number, extra: number): void {
+    this.nativeHost.pushNative(state, vmId, index, extra);
+  }
+
+  /** Raises the runtime's stop value in `state`, and at every later instruction of it. */
+  private raiseStop(state: number): never {
+    const c = this.c;
+    c.sethook(state, this.hook, LUA_MASKCOUNT, 1);
+    c.getglobal(state, c.name('__rv_stop'));
+    c.error(state);
+    throw new Error('unreachable: lua_error returned');
   }
 
   /**
@@ -513,6 +561,20 @@ export class LuaPlatform {
     // Read as doubles: small integers, and no BigInt made on every leaf call.
     const vm = this.vms.get(c.tonumberx(state, upvalue(1), 0) as number);
     const leaf = c.tonumberx(state, upvalue(2), 0) as number;
+    if (leaf <= FIRST_NATIVE) {
+      const native = nativeOf(leaf);
+      if (!vm || native === undefined) {
+        pushScalar(this, state, 'internal error in the Engine: a Lua VM called a native after it was closed');
+        return c.error(state);
+      }
+      const results = callPatternNative(this.nativeHost, vm, state, native);
+      // A pause decided while it matched (a C function cannot yield) is taken at the next instruction.
+      if (vm.pauseDue && !vm.halting) {
+        vm.earlyHook = true;
+        c.sethook(state, this.hook, LUA_MASKCOUNT, 1);
+      }
+      return results;
+    }
     if (leaf === USERDATA_LEAF) {
       c.newuserdatauv(state, 0, 0);
       return 1;
@@ -556,31 +618,50 @@ export class LuaPlatform {
 
   private countHook(state: number): void {
     const c = this.c;
-    if (this.stackReadable && this.stackBytes(state) > STACK_SLOTS * 16) {
-      // Where Lua's own check would raise it, with the position of the running function.
-      c.where(state, 0);
-      pushScalar(this, state, 'stack overflow');
-      c.concat(state, 2);
-      c.error(state);
-      return;
-    }
     c.getglobal(state, c.name('__rv_vm'));
     const vm = this.vms.get(Number(c.tointegerx(state, -1, 0)));
     c.settop(state, -2);
+    if (vm && this.stackReadable && this.stackBytes(state) > STACK_SLOTS * 16) {
+      // Raised from a hook, an error would run an xpcall handler, or later a dead coroutine's
+      // __close, with hooks off (Lua leaves them off when a hook unwinds): so the overflow
+      // ends the run, through the stop, which no handler sees. The position is Lua's own.
+      c.where(state, 0);
+      const where = String(readScalar(this, state, -1) ?? '');
+      c.settop(state, -2);
+      vm.overflow(`${where}stack overflow`);
+      vm.halting = true;
+      this.raiseStop(state);
+    }
     vm?.settleMemory();
-    const verdict = vm ? vm.countHook(HOOK_EVERY) : 'stop';
-    if (verdict === 'stop') {
-      // From now on every instruction comes back here and raises again.
-      c.sethook(state, this.hook, LUA_MASKCOUNT, 1);
-      c.getglobal(state, c.name('__rv_stop'));
-      c.error(state);
+    if (vm?.earlyHook && !vm.halting) {
+      // The early hook a native asked for, to take the pause its matching earned: no
+      // instructions to count.
+      vm.earlyHook = false;
+      c.sethook(state, this.hook, LUA_MASKCOUNT, HOOK_EVERY);
+      this.pauseIfDue(vm, state);
       return;
     }
-    if (verdict === 'pause' && vm && c.isyieldable(state)) {
-      vm.paused = true;
-      // From a hook, lua_yieldk returns here and Lua yields once the hook returns.
-      c.yieldk(state, 0, 0, 0);
+    const verdict = vm ? vm.countHook(HOOK_EVERY) : 'stop';
+    if (verdict === 'stop') {
+      // Every other thread of the VM stops too, at its next hook or leaf call.
+      if (vm) vm.halting = true;
+      // From now on every instruction comes back here and raises again.
+      this.raiseStop(state);
     }
+    if (vm && verdict === 'pause') vm.pauseDue = true;
+    if (vm) this.pauseIfDue(vm, state);
+  }
+
+  /**
+   * Pauses the thread when a pause is due and it can yield; otherwise the pause stays due
+   * for the next hook (one due inside an xpcall handler or a gsub callback is not lost).
+   */
+  private pauseIfDue(vm: LuaVm, state: number): void {
+    if (!vm.pauseDue || !this.c.isyieldable(state)) return;
+    vm.pauseDue = false;
+    vm.paused = true;
+    // From a hook, lua_yieldk returns here and Lua yields once the hook returns.
+    this.c.yieldk(state, 0, 0, 0);
   }
 
   /** The C allocator luaL_newstate uses (it and the counting one share wasm's malloc). */
@@ -795,11 +876,13 @@ export class LuaVm {
   paused = false;
   /** Set to stop the running thread at its next instruction, once the current leaf returns. */
   halting = false;
+  /** Pattern steps counted and not yet charged to the count hook (pattern-natives.ts). */
+  patternSteps = 0;
   private hookHandler: (count: number) => HookVerdict = () => 'go';
 
   constructor(
     private readonly platform: LuaPlatform,
-    private readonly id: number,
+    readonly id: number,
     readonly memoryLimit: number | undefined,
     /** The runtime modules the VM's module loader serves (its template's). */
     private readonly modules: Record<string, RuntimeChunk> = {},
@@ -818,10 +901,37 @@ export class LuaVm {
     this.hookHandler = handler;
   }
 
+  /** Decides how a thread's stack passing STACK_SLOTS ends the run (the VM halts after it). */
+  onOverflow(handler: (message: string) => void): void {
+    this.overflowHandler = handler;
+  }
+
+  /** Reports a stack overflow (the platform calls this, then stops the thread). */
+  overflow(message: string): void {
+    this.overflowHandler(message);
+  }
+  private overflowHandler: (message: string) => void = () => {};
+
   /** The count hook's verdict (the platform calls this). */
   countHook(count: number): HookVerdict {
     return this.halting ? 'stop' : this.hookHandler(count);
   }
+
+  /**
+   * Charges work done outside Lua's instructions (pattern matching) as `count` instructions;
+   * true when the run must stop. A pause verdict is dropped: a C function cannot yield.
+   */
+  charge(count: number): boolean {
+    const verdict = this.countHook(count);
+    if (verdict === 'pause') this.pauseDue = true;
+    if (verdict !== 'stop') return false;
+    this.halting = true;
+    return true;
+  }
+  /** A pause the count hook decided that the thread could not take yet (in a C function, or not yieldable). */
+  pauseDue = false;
+  /** True while the thread's next instruction runs the hook only to take a due pause. */
+  earlyHook = false;
 
   /** True once after the count hook paused a thread of this VM. */
   takePaused(): boolean {
@@ -869,6 +979,26 @@ export class LuaVm {
   setWatchFunction(name: string): void {
     this.pushClosure(WATCH_LEAF);
     this.platform.c.setglobal(this.state, this.platform.c.name(name));
+  }
+
+  /**
+   * Sets the globals `<prefix>find`, `match`, `gmatch` and `gsub` to the metered pattern
+   * functions (pattern-natives.ts), C functions to Lua like the string library's own.
+   */
+  setPatternNatives(prefix: string): void {
+    const c = this.platform.c;
+    for (const [name, index] of Object.entries(NATIVE_INDEX) as [PatternNative, number][]) {
+      if (name === 'gmatch_step') continue;
+      if (name === 'rep' || name === 'move') {
+        // The C function it guards is its third upvalue.
+        c.getglobal(this.state, c.name(name === 'rep' ? 'string' : 'table'));
+        c.natives.lua_getfield(this.state, -1, c.name(name));
+        c.natives.lua_copy(this.state, -1, -2);
+        c.settop(this.state, -2);
+        this.platform.pushNative(this.state, this.id, index, 1);
+      } else this.pushClosure(index);
+      c.setglobal(this.state, c.name(prefix + name));
+    }
   }
 
   /** Sets a global to a function that loads one of the template's modules by name and returns it uncalled. */

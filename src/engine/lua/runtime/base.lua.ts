@@ -10,6 +10,28 @@
 export const BASE_LUA = String.raw`
 local R = {}
 local leaves = {}
+
+-- No object in a section VM ever gets a finalizer: Lua runs __gc with the count hook off, so a
+-- loop in one would never be counted, paused or cancelled. Lua marks an object for
+-- finalization only when its metatable holds __gc as it is set, so every way to set one (the
+-- runtime's too: it captures these) refuses such a metatable.
+local raw_setmetatable, raw_debug_setmetatable, raw_get, raw_type, raw_error = setmetatable, debug.setmetatable, rawget, type, error
+R.GC_REFUSED = "setmetatable: a metatable with a __gc field cannot be set (a finalizer would run outside the run's instruction budget)"
+function setmetatable(t, mt)
+  if raw_type(mt) == 'table' and raw_get(mt, '__gc') ~= nil then raw_error(R.GC_REFUSED, 2) end
+  return raw_setmetatable(t, mt)
+end
+local function setmetatable_any(v, mt)
+  if raw_type(mt) == 'table' and raw_get(mt, '__gc') ~= nil then raw_error(R.GC_REFUSED, 2) end
+  return raw_debug_setmetatable(v, mt)
+end
+
+-- The metered pattern functions (pattern-natives.ts): the sandbox's string library and the
+-- string methods use them; the runtime keeps the C ones for its own fixed patterns.
+R.patterns = { find = __rv_str_find, match = __rv_str_match, gmatch = __rv_str_gmatch, gsub = __rv_str_gsub, rep = __rv_str_rep }
+-- table.move checks and charges its range before the C one moves it.
+R.table_move = __rv_str_move
+__rv_str_find, __rv_str_match, __rv_str_gmatch, __rv_str_gsub, __rv_str_rep, __rv_str_move = nil, nil, nil, nil, nil, nil
 -- Each leaf is a C function of its own that calls its JS function (section-entry.ts defines
 -- them in the template as __rv_leaf_<name>, and binds their JS functions per VM).
 for k, v in next, _G do
@@ -29,10 +51,10 @@ R.raw = {
   status = coroutine.status, running = coroutine.running, wrap = coroutine.wrap,
   isyieldable = coroutine.isyieldable, close = coroutine.close,
   load = load, traceback = debug.traceback,
-  setmetatable_any = debug.setmetatable, getmetatable_any = debug.getmetatable,
+  setmetatable_any = setmetatable_any, getmetatable_any = debug.getmetatable,
   getinfo = debug.getinfo,
 }
-R.MARK = setmetatable({}, { __name = 'runvil.mark' })
+R.MARK = setmetatable({}, { __name = 'runvil.mark', __metatable = 'runvil.mark' })
 -- The entry's model rounds so far (sys.round, and the turn of every event).
 R.round = 0
 
@@ -51,6 +73,8 @@ end
 
 local ErrorMT = {
   __name = 'runvil.error',
+  -- Locked: every error value shares it, and what section code could add would reach them all.
+  __metatable = 'runvil.error',
   __tostring = function(e) return e.message end,
 }
 R.ErrorMT = ErrorMT
@@ -108,7 +132,7 @@ end
 -- every later instruction (no pcall can keep it alive), and pauses a thread that ran long
 -- so other chains get their turn.
 
-R.STOP = setmetatable({}, { __name = 'runvil.stop', __tostring = function() return 'the run is stopping' end })
+R.STOP = setmetatable({}, { __name = 'runvil.stop', __metatable = 'runvil.stop', __tostring = function() return 'the run is stopping' end })
 -- A real global, which the section's sandboxed code never sees: the C hook raises it.
 __rv_stop = R.STOP
 local tick = leaves.tick

@@ -95,6 +95,7 @@ end
 -- A call's arguments table, decoded from its JSON text only if the prompt reads it.
 local call_arguments = setmetatable({}, { __mode = 'k' })
 local CallMT = {
+  __metatable = 'tool call',
   __index = function(call, k)
     if k ~= 'arguments' then return nil end
     local value = json.decode(call_arguments[call])

@@ -84,7 +84,8 @@ end
 -- A coroutine the count hook paused yields no values and leaves a mark in the VM (the
 -- paused leaf); resume passes that pause up too, where the thread can yield, so a loop
 -- inside a coroutine lets other chains run like one outside it.
-local MARK = R.MARK
+local MARK, STOP = R.MARK, R.STOP
+local rawequal = rawequal
 local paused = R.leaves.paused
 local function pass_through(co, ...)
   local results = table_pack(raw.resume(co, ...))
@@ -98,6 +99,8 @@ local function pass_through(co, ...)
       break
     end
   end
+  -- The budget's stop ends the resumer too, at once: it is never a value section code holds.
+  if not results[1] and rawequal(results[2], STOP) then error(STOP, 0) end
   return results
 end
 
@@ -130,7 +133,12 @@ function M.coroutine(main_thread)
   c.status = raw.status
   c.running = raw.running
   c.isyieldable = function() return raw.running() ~= main_thread() and raw.isyieldable() end
-  c.close = raw.close
+  -- A coroutine the stop ended keeps its hooks off (Lua restores them only for a pcall), so
+  -- closing it would run its __close handlers unmetered: once stopping, close raises the stop.
+  c.close = function(co)
+    if R.stopping() then error(STOP, 0) end
+    return raw.close(co)
+  end
   return c
 end
 
@@ -148,7 +156,24 @@ local base_names = { 'assert', 'error', 'getmetatable', 'ipairs', 'next', 'pcall
 M.base_names = base_names
 
 -- Locks the string metatable so section code cannot change how strings behave for the runtime.
-getmetatable('').__metatable = 'string'
+local string_mt = getmetatable('')
+string_mt.__metatable = 'string'
+
+-- The budget's stop is raised from the count hook, where Lua runs an xpcall message handler
+-- with hooks off: the handler never sees the stop (nor any error once the run is stopping).
+local raw_xpcall, stopping = xpcall, R.stopping
+local function sandbox_xpcall(...)
+  local f, handler = ...
+  if type(handler) ~= 'function' then
+    -- xpcall's own message (a tail call to it would lose its name).
+    local got = select('#', ...) < 2 and 'no value' or handler == R.null and 'light userdata' or type(handler)
+    error("bad argument #2 to 'xpcall' (function expected, got " .. got .. ')', 2)
+  end
+  return raw_xpcall(f, function(e)
+    if rawequal(e, STOP) or stopping() then return e end
+    return handler(e)
+  end, select(3, ...))
+end
 
 local seed_hi, seed_lo = 0, 0
 
@@ -163,10 +188,20 @@ function M.new_env(main_thread, log)
   local env = {}
   for _, name in ipairs(base_names) do env[name] = _G[name] end
   env.pairs = M.pairs
+  env.xpcall = sandbox_xpcall
   env.print = log
   env.string = copy(string)
   env.string.dump = nil
+  -- The library's own table too (package.loaded's), so Lua names them in its messages
+  -- ('string.find') as it names the C ones; modules loaded after this capture these.
+  for name, f in next, R.patterns do env.string[name], string[name] = f, f end
+  -- Methods on strings ('s:find(p)') index a private copy of that library, which section code
+  -- cannot reach or change (the metatable is locked), so the runtime's own method calls stay
+  -- its own; functions section code adds to string are found after it.
+  local methods = copy(env.string)
+  string_mt.__index = setmetatable(methods, { __index = env.string })
   env.table = copy(table)
+  env.table.move, table.move = R.table_move, R.table_move
   env.utf8 = copy(utf8)
   env.math = copy(math)
   env.math.randomseed = function(a, b)
