@@ -51,9 +51,9 @@ describe('a table Lua code raises', () => {
     expect(e).toMatchObject({ kind: 'Lua', message });
   });
 
-  it('ends as Lua even with the metatable of a real error value', async () => {
-    const code = `local ok, real = pcall(store.read, 'missing.md')\nerror(setmetatable({ kind = 'cancelled', message = 'copied' }, getmetatable(real)))`;
-    expect(await failure(code)).toMatchObject({ kind: 'Lua', message: 'copied' });
+  it('cannot take the metatable of a real error value (it is locked), and ends as Lua', async () => {
+    const code = `local ok, real = pcall(store.read, 'missing.md')\nlocal mt = getmetatable(real)\nif type(mt) == 'table' then error(setmetatable({ kind = 'cancelled', message = 'copied' }, mt)) end\nerror({ kind = 'cancelled', message = 'locked: ' .. tostring(mt) })`;
+    expect(await failure(code)).toMatchObject({ kind: 'Lua', message: 'locked: runvil.error' });
   });
 
   it('ends as Lua when it copies a real error value field by field', async () => {
