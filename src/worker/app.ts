@@ -13,6 +13,14 @@ import { checkPathEncoding } from './request-path.ts';
 /** Builds the app. */
 export function createApp(): Hono<{ Bindings: Env }> {
   const app = new Hono<{ Bindings: Env }>();
+  // Hono's onError sees Error instances only; a library that throws anything else ends here.
+  app.use('*', async (c, next) => {
+    try {
+      await next();
+    } catch (error) {
+      c.res = errorResponse(error, c.req.raw);
+    }
+  });
   app.use('*', checkPathEncoding);
   app.get('/health', (c) => c.json({ ok: true }));
   app.use('/prompts', requireApiToken);
