@@ -127,7 +127,7 @@ async function main() {
   step(`read the file and ${events.length} events; the same answer again gets 200, another 409`);
 
   // A start whose response was lost, retried with its Idempotency-Key, reaches the same run.
-  const keyed = async () => (await fetch(`${base}/prompts/e2e-intake/runs`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'idempotency-key': 'e2e-retry-1' }, body: '{}' }).then(async (r) => ({ status: r.status, body: await r.json() })));
+  const keyed = async () => (await fetch(`${base}/prompts/e2e-intake/runs`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'idempotency-key': 'e2e-retry-1' }, body: JSON.stringify({ args: { topic: 'the retry' } }) }).then(async (r) => ({ status: r.status, body: await r.json() })));
   const [a, b] = [await keyed(), await keyed()];
   check(a.status === 202 && b.status === 200 && b.body.duplicate === true && a.body.run_id === b.body.run_id, `Idempotency-Key: ${JSON.stringify([a, b])}`);
   step('a start retried with the same Idempotency-Key reached the same run');
