@@ -81,7 +81,8 @@ runRoutes.get('/runs/:id/files/*', requireApiToken, async (c) => {
   const id = c.req.param('id');
   const run = runObject(c.env, id);
   // Decoded once, from the raw path (checked by checkPathEncoding): `%2F` in a name stays part of it.
-  const path = decodeURIComponent(rawPath(c.req.raw).slice(`/runs/${id}/files/`.length));
+  // ['', 'runs', id, 'files', ...the file path]: the id segment may itself be percent-encoded.
+  const path = decodeURIComponent(rawPath(c.req.raw).split('/').slice(4).join('/'));
   if (path === '' || path.endsWith('/')) {
     const files = (await run.files(path)) ?? (await new KvRunStore(c.env.RUNVIL_KV, id).list(path));
     return c.json({ files });
