@@ -58,7 +58,7 @@ app.post('/bench/evict/:id', requireApiToken, async (c) => {
 app.post('/bench/answer/:id/:ask_id', requireApiToken, async (c) => {
   const run = runObject(c.env, c.req.param('id'));
   const t0 = performance.now();
-  const answered = await run.answer(c.req.param('ask_id'), 'blue', { kind: 'api' }, 60_000);
+  const answered = await run.answer(c.req.param('ask_id'), 'blue', null, 60_000);
   if (!answered.ok) return c.json({ error: answered.message }, 409);
   return c.json({ ms: performance.now() - t0, view: answered.view });
 });
@@ -74,7 +74,7 @@ app.post('/bench/answer-batch', requireApiToken, async (c) => {
   const views = [];
   const t0 = performance.now();
   for (const [i, { ask }] of asks.entries()) {
-    const answered = await runs[i]!.answer(ask, 'blue', { kind: 'api' }, 60_000);
+    const answered = await runs[i]!.answer(ask, 'blue', null, 60_000);
     if (!answered.ok) return c.json({ error: answered.message }, 409);
     views.push(answered.view);
   }

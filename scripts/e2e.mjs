@@ -102,7 +102,13 @@ async function main() {
   const listed = await api('GET', '/prompts');
   check(listed.prompts.some((p) => p.name === 'e2e-intake' && p.origin === 'uploaded'), 'the uploaded prompt survived the restart');
 
-  await api('POST', `/runs/${runId}/asks/${again.pending[0].ask_id}`, { body: { answer: 'Friday' }, bearer: again.pending[0].token });
+  // The first ask's token opens no other ask, and a wrong credential gets the same 401 for a run that exists and one that does not.
+  await api('POST', `/runs/${runId}/asks/${again.pending[0].ask_id}`, { body: { answer: 'Eve' }, bearer: first.pending[0].token, expect: 401 });
+  const refusals = await Promise.all([runId, 'e'.repeat(64)].map((id) => api('POST', `/runs/${id}/asks/0-1`, { body: { answer: 'x' }, bearer: 'f'.repeat(64), expect: 401 })));
+  check(JSON.stringify(refusals[0]) === JSON.stringify(refusals[1]), `no existence oracle: ${JSON.stringify(refusals)}`);
+  await api('GET', `/runs/${runId}/files/%E0%A4%A`, { expect: 400 });
+  const answered = await api('POST', `/runs/${runId}/asks/${again.pending[0].ask_id}?wait=5`, { body: { answer: 'Friday', answered_by: 'e2e' }, bearer: again.pending[0].token });
+  check(JSON.stringify(Object.keys(answered)) === '["ask","run"]' && answered.ask.status === 'answered' && !JSON.stringify(answered).includes('"result"'), `the ask token's response shows its ask and the run's status only: ${JSON.stringify(answered)}`);
   const done = await untilSettled(runId);
   check(done.status === 'completed' && done.result === 'the release: Ada, Friday', `completed with the result: ${JSON.stringify(done)}`);
   step(`the run completed after the restart: ${JSON.stringify(done.result)}`);
@@ -117,7 +123,14 @@ async function main() {
   check(types.filter((t) => t === 'ask_pending').length === 2 && types.filter((t) => t === 'run_resumed').length === 2, `two asks, two resumes: ${types.join(',')}`);
   check(events.every((e, i) => e.seq === i + 1), 'events numbered 1..n');
   await api('POST', `/runs/${runId}/asks/${again.pending[0].ask_id}`, { body: { answer: 'again' }, expect: 409 });
-  step(`read the file and ${events.length} events; a late answer gets 409`);
+  await api('POST', `/runs/${runId}/asks/${again.pending[0].ask_id}`, { body: { answer: 'Friday' }, bearer: again.pending[0].token });
+  step(`read the file and ${events.length} events; the same answer again gets 200, another 409`);
+
+  // A start whose response was lost, retried with its Idempotency-Key, reaches the same run.
+  const keyed = async () => (await fetch(`${base}/prompts/e2e-intake/runs`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'idempotency-key': 'e2e-retry-1' }, body: JSON.stringify({ args: { topic: 'the retry' } }) }).then(async (r) => ({ status: r.status, body: await r.json() })));
+  const [a, b] = [await keyed(), await keyed()];
+  check(a.status === 202 && b.status === 200 && b.body.duplicate === true && a.body.run_id === b.body.run_id, `Idempotency-Key: ${JSON.stringify([a, b])}`);
+  step('a start retried with the same Idempotency-Key reached the same run');
 }
 
 try {

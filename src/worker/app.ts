@@ -8,10 +8,20 @@ import { ApiError, errorResponse } from './http-error.ts';
 import { hookRoutes } from './routes/hooks.ts';
 import { promptRoutes } from './routes/prompts.ts';
 import { runRoutes } from './routes/runs.ts';
+import { checkPathEncoding } from './request-path.ts';
 
 /** Builds the app. */
 export function createApp(): Hono<{ Bindings: Env }> {
   const app = new Hono<{ Bindings: Env }>();
+  // Hono's onError sees Error instances only; a library that throws anything else ends here.
+  app.use('*', async (c, next) => {
+    try {
+      await next();
+    } catch (error) {
+      c.res = errorResponse(error, c.req.raw);
+    }
+  });
+  app.use('*', checkPathEncoding);
   app.get('/health', (c) => c.json({ ok: true }));
   app.use('/prompts', requireApiToken);
   app.use('/prompts/*', requireApiToken);
@@ -19,8 +29,9 @@ export function createApp(): Hono<{ Bindings: Env }> {
   app.route('/', runRoutes);
   app.route('/', hookRoutes);
   app.notFound((c) => {
-    throw new ApiError(404, `no route ${c.req.method} ${c.req.path}`);
+    const path = c.req.path.length > 200 ? `${c.req.path.slice(0, 200)}...` : c.req.path;
+    throw new ApiError(404, `no route ${c.req.method} ${path}`);
   });
-  app.onError((error) => errorResponse(error));
+  app.onError((error, c) => errorResponse(error, c.req.raw));
   return app;
 }

@@ -1,11 +1,11 @@
 /**
- * The run object's operator: an ask becomes a stored pending ask with its own answer
- * token, and the run waits on it; an answer resolves the wait.
+ * The run object's operator: an ask becomes a stored pending ask (its answer token is the
+ * Worker's to derive, ask-token.ts), and the run waits on it; an answer resolves the wait.
  *
  * An ask's id is its effect's (chain, seq), such as `0-7`, or `0.0-1` for the first effect
  * of task `0.0` and `0.f0.2-1` for a fanout arm's: the same on every replay. So a replay that
  * reaches an ask already answered (the object was evicted while it waited) gets the stored
- * answer at once, and one that reaches a pending ask waits on it again, with the same token.
+ * answer at once, and one that reaches a pending ask waits on it again, under the same id (so the same token).
  * The answer is journaled only when the ask's tool call completes, so a crash repeats at
  * most the ask itself, never an effect after it.
  *
@@ -13,11 +13,16 @@
  * When a task is cancelled, its pending asks close: nobody waits for their answers now.
  */
 import { OPERATOR_WINDOW_CLOSED, type AskContext, type Operator, type OperatorAnswer } from '../host/operator.ts';
-import { randomToken } from './constant-time.ts';
 import type { RunState } from './run-state.ts';
 
 /** The ask id of an effect. */
 export const askIdOf = (effect: { chain: string; seq: number }): string => `${effect.chain}-${effect.seq}`;
+
+/** The chain that made the ask `askId` (chain ids hold no `-`). */
+export const chainOfAsk = (askId: string): string => {
+  const dash = askId.lastIndexOf('-');
+  return dash < 0 ? '0' : askId.slice(0, dash);
+};
 
 /** True when the ask `askId` was made by `task` or by a task it started (chain ids hold no `-`). */
 export function askedWithin(askId: string, task: string): boolean {
@@ -49,7 +54,7 @@ export class AskBroker implements Operator {
       const question = context.question ?? null;
       this.state.atomically(() => {
         const order = this.state.asks().length + 1;
-        this.state.putAsk({ ask_id: askId, question, asked_at: new Date(this.clock()).toISOString(), token: randomToken(), state: 'pending', order });
+        this.state.putAsk({ ask_id: askId, question, asked_at: new Date(this.clock()).toISOString(), state: 'pending', order });
         this.state.appendEvent({ type: 'ask_pending', task: context.effect?.chain ?? '0', ask_id: askId, question });
       });
     }

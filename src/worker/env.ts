@@ -16,6 +16,8 @@ export interface Env {
   AI?: AiBinding;
   /** The bearer token of the API. Without it every API request is refused. */
   RUNVIL_API_TOKEN?: string;
+  /** The secret ask answer tokens are derived from (ask-token.ts); RUNVIL_API_TOKEN when unset. */
+  RUNVIL_ASK_SECRET?: string;
   /** How long a run may last, in seconds, before it ends as Cancelled (default one day). */
   RUNVIL_RUN_TIMEOUT_SECONDS?: string;
   /** Model keys, search keys, `RUNVIL_WEBHOOK_SECRET_<PROMPT>` secrets. */

@@ -23,10 +23,18 @@ export function errorBody(message: string, details: ErrorDetails = {}): { error:
   return { error: { message, ...details } };
 }
 
-/** The response for an error thrown by a route: ApiError and HTTPException as they are, the rest as 500. */
-export function errorResponse(error: unknown): Response {
+/** The message of every unexpected failure: what went wrong inside stays in the log. */
+export const INTERNAL_ERROR_MESSAGE = 'internal error: the server failed to answer this request; the failure is logged';
+
+/**
+ * The response for an error thrown by a route: ApiError and HTTPException as they are; any
+ * other error is logged and answered as a generic 500, since an exception's text (a stack
+ * overflow, a type error in a library) says nothing useful to a client and may say too much.
+ */
+export function errorResponse(error: unknown, request?: Request): Response {
   if (error instanceof ApiError) return Response.json(errorBody(error.message, error.details), { status: error.status });
   if (error instanceof HTTPException) return Response.json(errorBody(error.message || 'bad request'), { status: error.status });
-  const message = error instanceof Error ? error.message : String(error);
-  return Response.json(errorBody(`internal error: ${message}`), { status: 500 });
+  const where = request ? `${request.method} ${new URL(request.url).pathname.slice(0, 200)}` : 'a request';
+  console.error(`${where} failed:`, error instanceof Error ? (error.stack ?? error.message) : String(error));
+  return Response.json(errorBody(INTERNAL_ERROR_MESSAGE, { kind: 'internal' }), { status: 500 });
 }

@@ -1,7 +1,9 @@
 /**
  * Run ids: a run's id is its Durable Object's id (64 hex digits), a fresh unique one for
- * an API start, and one derived from the prompt and the `webhook-id` for a webhook, so that
- * a redelivered webhook reaches the run it started the first time.
+ * an API start, and one derived from the prompt and a key for a webhook (its `webhook-id`)
+ * or a start with an `Idempotency-Key`, so that a redelivery or a retry reaches the run the
+ * first one started: the object starts a run once (its `start` is serialized by the
+ * object), so concurrent duplicates make one run.
  */
 import type { Env } from './env.ts';
 import { ApiError } from './http-error.ts';
@@ -10,9 +12,31 @@ import type { RunObjectApi } from './run-object-api.ts';
 
 const RUN_ID = /^[0-9a-f]{64}$/;
 
+/** Where a deduplicating key comes from; each has names of its own, so a webhook cannot claim an API start's key. */
+export type DedupeSource = 'hook' | 'start';
+
+/** The longest deduplicating key (`webhook-id`, `Idempotency-Key`), in characters. */
+export const MAX_DEDUPE_KEY_CHARS = 255;
+
+/** The run id of the start of `prompt` keyed by `key` (a webhook's `webhook-id`, a start's `Idempotency-Key`). */
+export function dedupedRunId(env: Env, source: DedupeSource, prompt: string, key: string): DoId {
+  return env.RUNS.idFromName(`${source}/${prompt}/${key}`);
+}
+
 /** The run id of a webhook delivery. */
 export function webhookRunId(env: Env, prompt: string, webhookId: string): DoId {
-  return env.RUNS.idFromName(`hook/${prompt}/${webhookId}`);
+  return dedupedRunId(env, 'hook', prompt, webhookId);
+}
+
+/** Refuses with 400 a key that is empty, longer than MAX_DEDUPE_KEY_CHARS, or holds a character other than visible ASCII. */
+export function checkDedupeKey(key: string, header: string): void {
+  if (key.length === 0) throw new ApiError(400, `${header} is empty: send 1 to ${MAX_DEDUPE_KEY_CHARS} visible ASCII characters (a UUID does)`, { field: header });
+  if (key.length > MAX_DEDUPE_KEY_CHARS) throw new ApiError(400, `${header} is ${key.length} characters long; it takes at most ${MAX_DEDUPE_KEY_CHARS}`, { field: header });
+  const bad = /[^\x21-\x7e]/.exec(key);
+  if (bad) {
+    const code = bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+    throw new ApiError(400, `${header} holds the character U+${code}; it takes visible ASCII characters only (letters, digits, punctuation; no spaces)`, { field: header });
+  }
 }
 
 /** The run object of `runId`; 404 when the text is no run id of this Worker. */

@@ -3,8 +3,7 @@
  * with the HTTP status the route gives them, so that a refused request changes nothing.
  */
 import type { Json } from '../prompt/types.ts';
-import type { Credential } from './auth.ts';
-import type { RunView } from './run-view.ts';
+import type { AskInfo, ObjectView } from './run-view.ts';
 
 /** A new run: the prompt as it is now (a later upload does not change a run), its args and seed. */
 export interface StartSpec {
@@ -25,7 +24,10 @@ export interface Refusal {
 }
 
 /** A run's view, or why the request was refused. */
-export type ViewOutcome = { ok: true; view: RunView } | Refusal;
+export type ViewOutcome = { ok: true; view: ObjectView } | Refusal;
+
+/** An answer taken (or the same answer again): the run's view and the ask answered. */
+export type AnswerOutcome = { ok: true; view: ObjectView; ask: AskInfo } | Refusal;
 
 /** A run object's RPC methods. */
 export interface RunObjectApi {
@@ -33,14 +35,15 @@ export interface RunObjectApi {
    * Starts the run; a second start (a redelivered webhook) starts nothing and answers the run
    * as it is. With `waitMs`, answers the run once it is no longer running (as settle).
    */
-  start(spec: StartSpec, waitMs?: number): Promise<{ created: boolean; view: RunView }>;
+  start(spec: StartSpec, waitMs?: number): Promise<{ created: boolean; view: ObjectView }>;
   /** The run, or null when this object holds none. */
-  view(): Promise<RunView | null>;
+  view(): Promise<ObjectView | null>;
   /**
-   * Answers an ask; with `waitMs`, answers the run once it is no longer running (as settle),
-   * in the same call.
+   * Answers an ask (the Worker has checked the credential); the same answer again is taken
+   * as a retry, a different one refused with 409. With `waitMs`, answers the run once it is
+   * no longer running (as settle), in the same call.
    */
-  answer(askId: string, answer: string, credential: Credential, waitMs?: number): Promise<ViewOutcome>;
+  answer(askId: string, answer: string, answeredBy: string | null, waitMs?: number): Promise<AnswerOutcome>;
   cancel(reason: string): Promise<ViewOutcome>;
   /** A file of the run, or null; undefined when this object holds no run. */
   file(path: string): Promise<string | null | undefined>;

@@ -10,17 +10,16 @@ import type { JournalEntry } from '../engine/journal.ts';
 import type { RunOutcome } from '../engine/run.ts';
 import type { HostConfig } from '../host/host.ts';
 import type { Operator } from '../host/operator.ts';
-import type { Credential } from './auth.ts';
-import { sameSecret } from './constant-time.ts';
+import { chainOfAsk } from './ask-broker.ts';
 import type { Env } from './env.ts';
 import { eventStream, resumePoint } from './event-stream.ts';
 import { syncToKv } from './kv-sync.ts';
 import { abandonEarlierExecution, LiveRun } from './live-run.ts';
 import type { KvNamespace } from './platform-types.ts';
 import { alarmDuty, KV_SYNC_DELAY_MS, nextAlarm, timeoutReason } from './run-alarm.ts';
-import type { RunObjectApi, StartSpec, ViewOutcome } from './run-object-api.ts';
-import { RunState } from './run-state.ts';
-import { isFinal, type RunStatus, type RunView } from './run-view.ts';
+import type { AnswerOutcome, RunObjectApi, StartSpec, ViewOutcome } from './run-object-api.ts';
+import { RunState, type RunMeta } from './run-state.ts';
+import { isFinal, type AskInfo, type AskRecord, type ObjectView, type RunStatus } from './run-view.ts';
 import { workerHost } from './worker-host.ts';
 
 /** The run Durable Object. */
@@ -49,7 +48,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     return this.env.RUNVIL_KV;
   }
 
-  async start(spec: StartSpec, waitMs = 0): Promise<{ created: boolean; view: RunView }> {
+  async start(spec: StartSpec, waitMs = 0): Promise<{ created: boolean; view: ObjectView }> {
     if (this.state.meta()) return { created: false, view: await this.viewAfter(waitMs) };
     const now = Date.now();
     this.state.create(
@@ -70,18 +69,18 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     return { created: true, view: await this.viewAfter(waitMs) };
   }
 
-  async view(): Promise<RunView | null> {
+  async view(): Promise<ObjectView | null> {
     this.wake();
     return this.currentView();
   }
 
   /** The run's view now, or with `waitMs`, once it is no longer running (or after that long). */
-  private async viewAfter(waitMs: number): Promise<RunView> {
+  private async viewAfter(waitMs: number): Promise<ObjectView> {
     return (waitMs > 0 ? await this.settle(waitMs) : null) ?? this.currentView()!;
   }
 
   /** The run once it is no longer running (suspended or ended), or after `ms` at most. */
-  private async settle(ms: number): Promise<RunView | null> {
+  private async settle(ms: number): Promise<ObjectView | null> {
     this.wake();
     if (!this.state.meta()) return null;
     await new Promise<void>((resolve) => {
@@ -101,29 +100,33 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     return this.currentView();
   }
 
-  async answer(askId: string, answer: string, credential: Credential, waitMs = 0): Promise<ViewOutcome> {
+  async answer(askId: string, answer: string, answeredBy: string | null, waitMs = 0): Promise<AnswerOutcome> {
     const meta = this.state.meta();
     if (!meta) return { ok: false, status: 404, message: 'no such run' };
     const ask = this.state.ask(askId);
     if (!ask) return { ok: false, status: 404, message: `run ${meta.run_id} has no ask ${JSON.stringify(askId)}` };
-    if (credential.kind !== 'api' && !sameSecret(credential.token, ask.token)) {
-      return { ok: false, status: 403, message: `this token does not answer ask ${askId}: an ask token answers its own ask only` };
-    }
     const status = this.state.progress().status;
-    if (ask.state === 'answered') return { ok: false, status: 409, message: `ask ${askId} was already answered (at ${ask.answered_at}); an answer is taken once` };
+    if (ask.state === 'answered') {
+      // A retry of the answer taken (its response was lost) is no error; another answer is.
+      if (ask.answer === answer) return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
+      return { ok: false, status: 409, message: `ask ${askId} was already answered (at ${ask.answered_at}) with another answer; an answer is taken once` };
+    }
     if (isFinal(status)) {
       return { ok: false, status: 409, message: `ask ${askId} is no longer pending: the run has ended (${status}), so the answer is stale` };
     }
     if (ask.state === 'closed') {
       return { ok: false, status: 409, message: `ask ${askId} is no longer pending: the task that asked was cancelled, so the answer is stale` };
     }
-    this.state.putAsk({ ...ask, state: 'answered', answer, answered_at: new Date().toISOString() });
+    this.state.atomically(() => {
+      this.state.putAsk({ ...ask, state: 'answered', answer, answered_at: new Date().toISOString(), ...(answeredBy !== null ? { answered_by: answeredBy } : {}) });
+      this.state.appendEvent({ type: 'ask_answered', task: chainOfAsk(askId), ask_id: askId, answered_by: answeredBy });
+    });
     if (this.live) this.live.broker.deliver(askId, { ok: true, text: answer });
     // An object that no longer holds the run replays it, and the replay finds the answer.
     this.launch();
     // The run goes on (run_resumed); it suspends again once it waits on asks alone.
     this.refreshStatus();
-    return { ok: true, view: await this.viewAfter(waitMs) };
+    return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
   }
 
   async cancel(reason: string): Promise<ViewOutcome> {
@@ -304,7 +307,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     for (const listener of [...this.listeners]) listener();
   }
 
-  private currentView(): RunView | null {
+  private currentView(): ObjectView | null {
     const meta = this.state.meta();
     if (!meta) return null;
     const progress = this.state.progress();
@@ -317,9 +320,24 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
       pending: this.state
         .asks()
         .filter((ask) => ask.state === 'pending')
-        .map(({ ask_id, question, asked_at, token }) => ({ ask_id, question, asked_at, token })),
+        .map((ask) => askInfo(meta, ask)),
       created_at: meta.created_at,
       ended_at: progress.ended_at,
     };
   }
+}
+
+/** An ask as the run object shows it (the Worker adds its token and answer URL). */
+function askInfo(meta: RunMeta, ask: AskRecord): AskInfo {
+  return {
+    kind: 'ask',
+    ask_id: ask.ask_id,
+    run_id: meta.run_id,
+    prompt: meta.prompt,
+    task: chainOfAsk(ask.ask_id),
+    question: ask.question,
+    choices: null,
+    asked_at: ask.asked_at,
+    expires_at: null,
+  };
 }

@@ -16,26 +16,43 @@ export interface RunErrorView {
   message: string;
 }
 
-/** An open operator ask, as `GET /runs/:id` lists it. */
-export interface PendingAsk {
+/** An operator ask as the run object shows it: everything but the token and answer URL, which the Worker adds (ask-view.ts). */
+export interface AskInfo {
+  kind: 'ask';
   ask_id: string;
+  run_id: string;
+  prompt: string;
+  /** The chain that asks: `0`, a task such as `0.0`, a fanout arm such as `0.f0.2`. */
+  task: string;
   question: string | null;
+  /** The answers the ask takes, or null for any text. */
+  choices: string[] | null;
   asked_at: string;
-  /** Answers this ask, and nothing else, without the API token. */
-  token: string;
+  expires_at: string | null;
 }
 
-/** `GET /runs/:id`. */
-export interface RunView {
+/** An open operator ask, as the API lists it (`pending`). */
+export interface PendingAsk extends AskInfo {
+  /** Answers this ask, and nothing else, without the API token (null when the deployment has no secret to derive it from). */
+  token: string | null;
+  /** Where the answer is posted. */
+  answer_url: string;
+}
+
+/** `GET /runs/:id`; the run object answers it with `Ask` as AskInfo, the Worker with PendingAsk. */
+export interface RunView<Ask = PendingAsk> {
   run_id: string;
   prompt: string;
   status: RunStatus;
   result: string | null;
   error: RunErrorView | null;
-  pending: PendingAsk[];
+  pending: Ask[];
   created_at: string;
   ended_at: string | null;
 }
+
+/** The run view as the run object gives it: its asks without tokens. */
+export type ObjectView = RunView<AskInfo>;
 
 /** One event of a run's stream, numbered by its place in the stream. */
 export interface StreamEvent {
@@ -45,7 +62,7 @@ export interface StreamEvent {
 }
 
 /** The record KV keeps of a finished run (`runs/{id}/record`). */
-export interface RunRecord extends Omit<RunView, 'pending'> {
+export interface RunRecord extends Omit<ObjectView, 'pending'> {
   args: { [name: string]: Json };
   events: StreamEvent[];
   /** The run's file paths (each under `runs/{id}/files/`). */
@@ -57,10 +74,13 @@ export interface AskRecord {
   ask_id: string;
   question: string | null;
   asked_at: string;
-  token: string;
+  /** A random token kept by records stored before tokens were derived (ask-token.ts); unused. */
+  token?: string;
   state: 'pending' | 'answered' | 'closed';
   /** Counts the run's asks from 1, in the order they were asked (absent from records stored before it was kept). */
   order?: number;
   answer?: string;
   answered_at?: string;
+  /** Who answered, as the answer said (up to 200 characters). */
+  answered_by?: string;
 }

@@ -11,22 +11,22 @@ import type { DoId } from './platform-types.ts';
 import { findPrompt, parseDeployed } from './prompt-library.ts';
 import { runTimeoutSeconds } from './run-alarm.ts';
 import { randomToken } from './constant-time.ts';
-import type { RunView } from './run-view.ts';
+import type { ObjectView } from './run-view.ts';
 
 /** A run to start. */
 export interface RunRequest {
   prompt: string;
   args: { [name: string]: Json };
   seed?: string;
-  /** The run's id (a webhook's); a fresh one when absent. */
+  /** The run's id (a webhook's, or an Idempotency-Key's: run-ids.ts); a fresh one when absent. */
   id?: DoId;
   webhook_id?: string;
   /** With it, the run as it is once no longer running (suspended or ended), or after this long. */
   waitMs?: number;
 }
 
-/** Starts a run; `created` is false when the id already held one (a redelivered webhook). */
-export async function startRun(env: Env, request: RunRequest): Promise<{ created: boolean; view: RunView }> {
+/** Starts a run; `created` is false when the id already held one (a redelivered webhook, a retried start). */
+export async function startRun(env: Env, request: RunRequest): Promise<{ created: boolean; view: ObjectView }> {
   const deployed = await findPrompt(env.RUNVIL_KV, request.prompt);
   if (!deployed) throw new ApiError(404, `no prompt named ${JSON.stringify(request.prompt)} is deployed (GET /prompts lists them)`);
   const prompt = parseDeployed(deployed.name, deployed.source);

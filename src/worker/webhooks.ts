@@ -6,12 +6,23 @@
  * refused, against replays. The comparison is WebCrypto's own HMAC verify, which is
  * constant-time.
  *
+ * An entry is exactly `v1,` and a base64 signature of 32 bytes: an entry of another version,
+ * with a second comma or with anything after the signature is no signature (never read up
+ * to its second comma). At most MAX_SIGNATURES entries are read, so a header of a thousand
+ * costs no thousand verifications: more is refused.
+ *
  * Each prompt has its own secret, from the Worker's environment (never from the prompt
  * file): `RUNVIL_WEBHOOK_SECRET_<NAME>`, the prompt name in upper case with `-` as `_`.
  */
 
 /** How far a webhook's timestamp may be from now. */
 export const WEBHOOK_TOLERANCE_SECONDS = 5 * 60;
+
+/** The most entries a `webhook-signature` header may hold (a sender rotating secrets sends two or three). */
+export const MAX_SIGNATURES = 5;
+
+/** One `v1` signature: HMAC-SHA256 is 32 bytes, 44 characters of padded base64. */
+const V1_ENTRY = /^v1,([A-Za-z0-9+/]{43}=)$/;
 
 /** The environment variable holding the webhook secret of a prompt. */
 export function webhookSecretName(prompt: string): string {
@@ -49,11 +60,15 @@ export async function verifyWebhook(secret: string, headers: WebhookHeaders, bod
   }
   const key = await hmacKey(secret);
   if (!key) return { ok: false, message: 'the prompt\'s webhook secret is not a `whsec_` base64 secret; fix the Worker\'s environment' };
+  const entries = signature.split(' ').filter((entry) => entry !== '');
+  if (entries.length > MAX_SIGNATURES) {
+    return { ok: false, message: `webhook-signature holds ${entries.length} signatures; at most ${MAX_SIGNATURES} are checked` };
+  }
   const content = new TextEncoder().encode(`${id}.${timestamp}.${body}`);
-  for (const part of signature.split(' ')) {
-    const [version, encoded] = part.split(',', 2);
-    if (version !== 'v1' || !encoded) continue;
-    const bytes = base64Bytes(encoded);
+  for (const entry of entries) {
+    const match = V1_ENTRY.exec(entry);
+    if (!match) continue;
+    const bytes = base64Bytes(match[1]!);
     if (bytes && (await crypto.subtle.verify('HMAC', key, bytes, content))) return { ok: true, id };
   }
   return { ok: false, message: 'no webhook-signature matches the delivery' };

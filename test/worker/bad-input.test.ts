@@ -74,7 +74,7 @@ describe('args that do not fit the prompt', () => {
   it('answer 400 for a body that is not JSON', async () => {
     const response = await call('POST', '/prompts/greet/runs', { body: '{not json' });
     expect(response.status).toBe(400);
-    expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/^the request body is not JSON/);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toBe("the request body is not valid JSON");
   });
   it('answer 400 for a ?wait= out of range', async () => {
     expect((await call('POST', '/prompts/greet/runs?wait=600', { body: {} })).status).toBe(400);

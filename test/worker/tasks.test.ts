@@ -48,9 +48,11 @@ async function start(prompt: string, seed: string): Promise<RunView> {
   return json<RunView>(await call('POST', `/prompts/${prompt}/runs?wait=10`, { body: { seed } }), 200);
 }
 
-/** Answers an ask with its own token; the run's view once it is no longer running. */
+/** Answers an ask with its own token (whose response shows that ask alone); the run's view once it is no longer running. */
 async function answer(runId: string, ask: PendingAsk, text: string): Promise<RunView> {
-  return json<RunView>(await call('POST', `/runs/${runId}/asks/${ask.ask_id}?wait=10`, { body: { answer: text }, token: ask.token }), 200);
+  const answered = await json<{ ask: { ask_id: string; status: string } }>(await call('POST', `/runs/${runId}/asks/${ask.ask_id}?wait=10`, { body: { answer: text }, token: ask.token }), 200);
+  expect(answered.ask).toMatchObject({ ask_id: ask.ask_id, status: 'answered' });
+  return untilServed(runId);
 }
 
 const pendingAsk = (view: RunView, askId: string): PendingAsk => {
@@ -98,7 +100,7 @@ describe('a run whose task waits on an operator ask while another task goes on',
 
   it('suspends only once the other task has finished, with the ask of task 0.0 pending as 0.0-1', async () => {
     expect(waiting.status).toBe('suspended');
-    expect(waiting.pending).toEqual([{ ask_id: '0.0-1', question: 'Who owns the launch?', asked_at: expect.any(String), token: expect.stringMatching(/^[0-9a-f]{64}$/) }]);
+    expect(waiting.pending).toEqual([expect.objectContaining({ kind: 'ask', ask_id: '0.0-1', task: '0.0', question: 'Who owns the launch?', asked_at: expect.any(String), token: expect.stringMatching(/^[0-9a-f]{64}$/) })]);
     // Task 0.1 did all its work while task 0.0 waited: its tool calls, its model round, its files.
     expect(performedBy(runId)).toEqual(['user-input/ask Who owns the launch?', 'counter/tick w1', 'counter/tick w2', 'model.round Work: tick-w1 tick-w2']);
     expect(await (await call('GET', `/runs/${runId}/files/log.txt`)).text()).toBe('work\ntick-w1\ntick-w2\n');
@@ -195,10 +197,10 @@ describe('a fanout whose arms each ask once, answered in another order than aske
     ]);
   });
 
-  it('refuses one arm\'s ask token on another arm\'s ask (403)', async () => {
+  it('refuses one arm\'s ask token on another arm\'s ask (401)', async () => {
     const view = await start('arm-asks', 'arms');
     const refused = await call('POST', `/runs/${view.run_id}/asks/0.f0.1-1`, { body: { answer: 'x' }, token: pendingAsk(view, '0.f0.2-1').token });
-    expect(refused.status).toBe(403);
+    expect(refused.status).toBe(401);
     expect(await getRun(view.run_id)).toEqual(view);
     // Cancelling the run closes all three asks.
     expect(await json<RunView>(await call('POST', `/runs/${view.run_id}/cancel`), 200)).toMatchObject({ status: 'cancelled', pending: [] });

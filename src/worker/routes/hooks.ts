@@ -5,11 +5,11 @@
  * and answers the run the first delivery started.
  */
 import { Hono } from 'hono';
-import { parseJsonObject, readText } from '../body.ts';
+import { checkJsonContentType, parseJsonObject, readText } from '../body.ts';
 import type { Env } from '../env.ts';
 import { ApiError } from '../http-error.ts';
 import { checkPromptName } from '../prompt-library.ts';
-import { webhookRunId } from '../run-ids.ts';
+import { checkDedupeKey, webhookRunId } from '../run-ids.ts';
 import { startRun } from '../start-run.ts';
 import { verifyWebhook, webhookHeaders, webhookSecretName } from '../webhooks.ts';
 
@@ -28,6 +28,8 @@ hookRoutes.post('/hooks/:name', async (c) => {
   const body = await readText(c.req.raw);
   const check = await verifyWebhook(secret, webhookHeaders(c.req.raw), body, Math.floor(Date.now() / 1000));
   if (!check.ok) throw new ApiError(401, check.message);
+  checkDedupeKey(check.id, 'webhook-id');
+  checkJsonContentType(c.req.raw);
   const args = parseJsonObject(body, 'the webhook body (the run\'s args)');
   const started = await startRun(c.env, { prompt: name, args, id: webhookRunId(c.env, name, check.id), webhook_id: check.id });
   return c.json({ run_id: started.view.run_id, status: started.view.status, duplicate: !started.created }, started.created ? 202 : 200);

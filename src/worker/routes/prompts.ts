@@ -2,10 +2,12 @@
  * `GET /prompts`, `GET|PUT /prompts/:name`, `POST /prompts/:name/runs`.
  */
 import { Hono } from 'hono';
-import { onlyKeys, parseJsonObject, readText } from '../body.ts';
+import { publicView } from '../ask-view.ts';
+import { checkJsonContentType, onlyKeys, parseJsonObject, readText } from '../body.ts';
 import type { Env } from '../env.ts';
 import { ApiError } from '../http-error.ts';
 import { checkPromptName, findPrompt, listPrompts, savePrompt } from '../prompt-library.ts';
+import { checkDedupeKey, dedupedRunId } from '../run-ids.ts';
 import { startRun } from '../start-run.ts';
 import { waitSeconds } from '../wait.ts';
 import type { Json } from '../../prompt/types.ts';
@@ -30,18 +32,26 @@ promptRoutes.put('/prompts/:name', async (c) => {
 });
 
 promptRoutes.post('/prompts/:name/runs', async (c) => {
+  const name = c.req.param('name');
   const wait = waitSeconds(c.req.query('wait'));
+  const key = c.req.header('idempotency-key');
+  if (key !== undefined) checkDedupeKey(key, 'Idempotency-Key');
+  checkJsonContentType(c.req.raw);
   const body = parseJsonObject(await readText(c.req.raw));
   onlyKeys(body, ['args', 'seed']);
   const args = body.args ?? {};
   if (args === null || typeof args !== 'object' || Array.isArray(args)) throw new ApiError(400, '`args` must be a JSON object of the prompt\'s args', { field: 'args' });
   if (body.seed !== undefined && typeof body.seed !== 'string') throw new ApiError(400, '`seed` must be a string', { field: 'seed' });
   const started = await startRun(c.env, {
-    prompt: c.req.param('name'),
+    prompt: name,
     args: args as { [name: string]: Json },
     ...(body.seed !== undefined ? { seed: body.seed } : {}),
+    // The same key for the same prompt names the same run object, which starts a run once.
+    ...(key !== undefined ? { id: dedupedRunId(c.env, 'start', name, key) } : {}),
     waitMs: wait * 1000,
   });
-  if (wait === 0) return c.json({ run_id: started.view.run_id, status: started.view.status }, 202);
-  return c.json(started.view, started.view.status === 'running' ? 202 : 200);
+  const duplicate = key !== undefined ? { duplicate: !started.created } : {};
+  const status = !started.created ? 200 : wait === 0 || started.view.status === 'running' ? 202 : 200;
+  if (wait === 0) return c.json({ run_id: started.view.run_id, status: started.view.status, ...duplicate }, status);
+  return c.json({ ...(await publicView(c.env, new URL(c.req.url).origin, started.view)), ...duplicate }, status);
 });

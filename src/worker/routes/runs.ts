@@ -3,15 +3,23 @@
  * `POST /runs/:id/cancel`, `GET /runs/:id/files/*`.
  */
 import { Hono } from 'hono';
-import { credentialOf, requireApiToken } from '../auth.ts';
-import { onlyKeys, parseJsonObject, readText } from '../body.ts';
+import { askTokenResponse, publicView } from '../ask-view.ts';
+import { answerCredential, requireApiToken } from '../auth.ts';
+import { checkJsonContentType, onlyKeys, parseJsonObject, readText } from '../body.ts';
 import type { Env } from '../env.ts';
 import { ApiError } from '../http-error.ts';
-import type { ViewOutcome } from '../run-object-api.ts';
+import type { Refusal } from '../run-object-api.ts';
+import { rawPath } from '../request-path.ts';
 import { runObject } from '../run-ids.ts';
 import { waitSeconds } from '../wait.ts';
 import { KvRunStore, readRunRecord } from '../run-store-kv.ts';
 import type { RunView } from '../run-view.ts';
+import type { Json } from '../../prompt/types.ts';
+
+/** The longest `answered_by` an answer may carry, in characters. */
+export const MAX_ANSWERED_BY_CHARS = 200;
+
+const originOf = (request: Request): string => new URL(request.url).origin;
 
 /** The run routes. */
 export const runRoutes = new Hono<{ Bindings: Env }>();
@@ -19,7 +27,7 @@ export const runRoutes = new Hono<{ Bindings: Env }>();
 runRoutes.get('/runs/:id', requireApiToken, async (c) => {
   const id = c.req.param('id');
   const view = await runObject(c.env, id).view();
-  if (view) return c.json(view);
+  if (view) return c.json(await publicView(c.env, originOf(c.req.raw), view));
   // The object no longer holds the run: its final record in KV, if there is one.
   const record = await readRunRecord(c.env.RUNVIL_KV, id);
   if (!record) throw new ApiError(404, `no run ${JSON.stringify(id)}`);
@@ -39,29 +47,42 @@ runRoutes.get('/runs/:id/events', requireApiToken, async (c) => {
 });
 
 runRoutes.post('/runs/:id/asks/:ask_id', async (c) => {
-  const credential = await credentialOf(c.req.raw, c.env);
+  const runId = c.req.param('id');
+  const askId = c.req.param('ask_id');
+  // The credential first, in the Worker: a caller without one learns nothing and costs no object call.
+  const credential = await answerCredential(c.req.raw, c.env, runId, askId);
   const wait = waitSeconds(c.req.query('wait'));
-  const run = runObject(c.env, c.req.param('id'));
+  checkJsonContentType(c.req.raw);
   const body = parseJsonObject(await readText(c.req.raw));
-  onlyKeys(body, ['answer']);
+  onlyKeys(body, ['answer', 'answered_by']);
   if (typeof body.answer !== 'string') throw new ApiError(400, '`answer` must be a string: the operator\'s answer text', { field: 'answer' });
+  const answeredBy = answeredByOf(body.answered_by);
   // One call: the object answers once the run has suspended again or ended, or at `wait`.
-  return c.json(answerWith(await run.answer(c.req.param('ask_id'), body.answer, credential, wait * 1000), c.req.param('id')));
+  const outcome = await runObject(c.env, runId).answer(askId, body.answer, answeredBy, wait * 1000);
+  if (!outcome.ok) throw refused(outcome, runId);
+  const origin = originOf(c.req.raw);
+  if (credential.kind === 'api') return c.json(await publicView(c.env, origin, outcome.view));
+  // The holder of one ask's token sees that ask and the run's status: no other ask, no result.
+  return c.json(await askTokenResponse(c.env, origin, outcome.ask, outcome.view));
 });
 
 runRoutes.post('/runs/:id/cancel', requireApiToken, async (c) => {
   const run = runObject(c.env, c.req.param('id'));
+  checkJsonContentType(c.req.raw);
   const body = parseJsonObject(await readText(c.req.raw));
   onlyKeys(body, ['reason']);
   if (body.reason !== undefined && typeof body.reason !== 'string') throw new ApiError(400, '`reason` must be a string', { field: 'reason' });
-  return c.json(answerWith(await run.cancel(body.reason?.trim() || 'cancelled through the API'), c.req.param('id')));
+  const outcome = await run.cancel(body.reason?.trim() || 'cancelled through the API');
+  if (!outcome.ok) throw refused(outcome, c.req.param('id'));
+  return c.json(await publicView(c.env, originOf(c.req.raw), outcome.view));
 });
 
 runRoutes.get('/runs/:id/files/*', requireApiToken, async (c) => {
   const id = c.req.param('id');
-  const prefix = `/runs/${id}/files/`;
-  const path = decodeURIComponent(c.req.path.slice(prefix.length));
   const run = runObject(c.env, id);
+  // Decoded once, from the raw path (checked by checkPathEncoding): `%2F` in a name stays part of it.
+  // ['', 'runs', id, 'files', ...the file path]: the id segment may itself be percent-encoded.
+  const path = decodeURIComponent(rawPath(c.req.raw).split('/').slice(4).join('/'));
   if (path === '' || path.endsWith('/')) {
     const files = (await run.files(path)) ?? (await new KvRunStore(c.env.RUNVIL_KV, id).list(path));
     return c.json({ files });
@@ -72,7 +93,16 @@ runRoutes.get('/runs/:id/files/*', requireApiToken, async (c) => {
   return c.text(text);
 });
 
-function answerWith(outcome: ViewOutcome, runId: string): RunView {
-  if (!outcome.ok) throw new ApiError(outcome.status, outcome.status === 404 && outcome.message === 'no such run' ? `no run ${JSON.stringify(runId)}` : outcome.message);
-  return outcome.view;
+/** The `answered_by` of an answer: absent, or a string of at most MAX_ANSWERED_BY_CHARS characters. */
+function answeredByOf(value: Json | undefined): string | null {
+  if (value === undefined) return null;
+  if (typeof value !== 'string') throw new ApiError(400, '`answered_by` must be a string: who answers (a name, an email, a chat handle)', { field: 'answered_by' });
+  const chars = [...value].length;
+  if (chars > MAX_ANSWERED_BY_CHARS) throw new ApiError(400, `\`answered_by\` is ${chars} characters long; it takes at most ${MAX_ANSWERED_BY_CHARS}`, { field: 'answered_by' });
+  return value;
+}
+
+/** The API error of a refusal by the run object. */
+function refused(outcome: Refusal, runId: string): ApiError {
+  return new ApiError(outcome.status, outcome.status === 404 && outcome.message === 'no such run' ? `no run ${JSON.stringify(runId)}` : outcome.message);
 }
