@@ -65,7 +65,7 @@ const PERFORMED = ['counter/tick first', 'model.round Note: tick-first', 'counte
 
 describe('a crash at the moment Lua gets an answer', () => {
   // From effect 2: a crash at the first would fail the request that starts the run.
-  for (const [at, op] of OPS.entries().map(([i, op]) => [i + 1, op] as const).filter(([at]) => at > 1)) {
+  for (const [at, op] of [...OPS.entries()].map(([i, op]) => [i + 1, op] as const).filter(([at]) => at > 1)) {
     const outside = op === 'tool.call' || op === 'model.round';
     it(`at effect ${at} (${op}) ${outside ? 'keeps its answer' : 'loses it, and everything before it was durable'}; the resumed run performs no tool call or model round twice`, async () => {
       const crashed = armCrash(at);
