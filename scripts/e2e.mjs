@@ -4,7 +4,10 @@
  * through wrangler). It uploads a prompt that asks the operator twice, starts a run,
  * answers the first ask, kills the server (SIGKILL, as a crash) while the run waits on
  * the second, starts it again on the same persisted state, answers, and reads the
- * completed result, the run's file and its events. Offline; state in a fresh directory.
+ * completed result, the run's file and its events. A second run is computing (a long Lua
+ * loop) when the server is killed: with no request touching it, its alarm resumes it by
+ * replay within seconds of the restart, and it completes with each of its effects once.
+ * Offline; state in a fresh directory.
  */
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
@@ -50,6 +53,27 @@ return args.topic .. ': ' .. var.owner .. ', ' .. var.date
 \`\`\`
 `;
 
+/** Computes for a second or two, appending to a file after each stretch: running, with effects journaled, when the server is killed. */
+const SPIN_STEPS = 30;
+const SPIN = `---
+name: e2e-spin
+description: Computes for a while.
+runvil: 0
+---
+# E2E spin
+
+## Spin
+\`\`\`lua
+local total = 0
+for k = 1, ${SPIN_STEPS} do
+  for i = 1, 400000 do total = total + i % 7 end
+  store.append('progress.txt', k .. '\\n')
+end
+store.write('done.txt', tostring(total))
+return 'spun ' .. total
+\`\`\`
+`;
+
 function step(text) {
   console.log(`e2e: ${text}`);
 }
@@ -65,6 +89,15 @@ async function api(method, path, { body, bearer = token, expect = 200 } = {}) {
   const text = await response.text();
   if (response.status !== expect) throw new Error(`${method} ${path}: expected ${expect}, got ${response.status}: ${text}`);
   return response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text;
+}
+
+/** A run file's text, or '' while it does not exist (404). */
+async function fetchText(path) {
+  const response = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` } });
+  const text = await response.text();
+  if (response.status === 404) return '';
+  if (response.status !== 200) throw new Error(`GET ${path}: ${response.status}: ${text}`);
+  return text;
 }
 
 async function untilSettled(runId) {
@@ -94,9 +127,33 @@ async function main() {
   check(second.status === 'suspended' && second.pending[0]?.question === 'When does the release ship?', `second ask pending: ${JSON.stringify(second)}`);
   step(`answered the first ask; the run waits on ask ${second.pending[0].ask_id}`);
 
+  await api('PUT', '/prompts/e2e-spin', { body: SPIN, expect: 201 });
+  const { run_id: spinId } = await api('POST', '/prompts/e2e-spin/runs', { body: {}, expect: 202 });
+  let before = '';
+  for (let i = 0; i < 300 && before === ''; i++) {
+    before = await fetchText(`/runs/${spinId}/files/progress.txt`);
+    if (before === '') await sleep(20);
+  }
+  check(before !== '' && before.split('\n').length - 1 < SPIN_STEPS, `run ${spinId} is part way through when the server is killed: ${JSON.stringify(before)}`);
+
   await killServer();
-  step('killed the server (SIGKILL) while the run waits; starting it again');
+  step(`killed the server (SIGKILL) while the first run waits and run ${spinId} computes (${before.split('\n').length - 1} of ${SPIN_STEPS} steps); starting it again`);
   await startServer();
+  const ready = Date.now();
+  // Nothing asks for the spinning run but its files, which do not wake a run: its alarm must.
+  let total = '';
+  for (let i = 0; i < 300 && total === ''; i++) {
+    total = await fetchText(`/runs/${spinId}/files/done.txt`);
+    if (total === '') await sleep(50);
+  }
+  const looked = Date.now();
+  const spun = await api('GET', `/runs/${spinId}`);
+  check(spun.status === 'completed' && spun.result === `spun ${total}`, `run ${spinId} completed after the restart: ${JSON.stringify(spun)}`);
+  const endedAfter = Date.parse(spun.ended_at) - ready;
+  check(endedAfter < 6_000 && Date.parse(spun.ended_at) <= looked, `run ${spinId} completed ${endedAfter} ms after the restart, with no request (within 6 s)`);
+  const progress = await api('GET', `/runs/${spinId}/files/progress.txt`);
+  check(progress === Array.from({ length: SPIN_STEPS }, (_, k) => `${k + 1}\n`).join(''), `each step appended once: ${JSON.stringify(progress)}`);
+  step(`run ${spinId} resumed on its own and completed ${endedAfter} ms after the server was back, each step once`);
   const again = await api('GET', `/runs/${runId}`);
   check(JSON.stringify(again) === JSON.stringify(second), `the run is as it was before the restart: ${JSON.stringify(again)}`);
   const listed = await api('GET', '/prompts');

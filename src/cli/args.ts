@@ -54,6 +54,8 @@ export interface RunCommand {
   verbose: boolean;
   answers: string[];
   maxInstructions?: number;
+  /** `--entry-timeout SECONDS`: how long one section entry may compute (0: no limit). */
+  entryTimeoutSeconds: number;
 }
 
 /** Options of `runvil check`. */
@@ -66,7 +68,16 @@ export interface CheckCommand {
 export interface TestCommand {
   command: 'test';
   paths: string[];
+  /** `--entry-timeout SECONDS`, for every test's run. */
+  entryTimeoutSeconds: number;
 }
+
+/**
+ * How long one section entry may compute, in wall-clock seconds, by default: far above
+ * what an instruction budget's worth of Lua takes (a few seconds), so only an entry stuck
+ * in a long call in C reaches it.
+ */
+export const DEFAULT_ENTRY_TIMEOUT_SECONDS = 60;
 
 /** `runvil help [COMMAND]`, `runvil --help`, `runvil COMMAND --help`. */
 export interface HelpCommand {
@@ -90,10 +101,13 @@ const RUN_OPTIONS = {
   verbose: { type: 'boolean' },
   answer: { type: 'string', multiple: true },
   'max-instructions': { type: 'string' },
+  'entry-timeout': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 
 const HELP_ONLY = { help: { type: 'boolean', short: 'h' } } as const satisfies ParseArgsConfig['options'];
+
+const TEST_OPTIONS = { ...HELP_ONLY, 'entry-timeout': { type: 'string' } } as const satisfies ParseArgsConfig['options'];
 
 /** Parses argv (without `node` and the script) into a command, or throws a UsageError. */
 export function parseCommandLine(argv: readonly string[]): Command {
@@ -115,9 +129,9 @@ export function parseCommandLine(argv: readonly string[]): Command {
       return { command: 'check', files: positionals };
     }
     case 'test': {
-      const { values, positionals } = parse(rest, HELP_ONLY, 'test');
+      const { values, positionals } = parse(rest, TEST_OPTIONS, 'test');
       if (values.help) return { command: 'help', topic: 'test' };
-      return { command: 'test', paths: positionals.length > 0 ? positionals : ['.'] };
+      return { command: 'test', paths: positionals.length > 0 ? positionals : ['.'], entryTimeoutSeconds: entryTimeout(values['entry-timeout']) };
     }
     default:
       throw unknownCommand(first);
@@ -137,6 +151,7 @@ function parseRun(argv: string[]): Command {
     events: values.events ?? false,
     verbose: values.verbose ?? false,
     answers: values.answer ?? [],
+    entryTimeoutSeconds: entryTimeout(values['entry-timeout']),
   };
   if (values.script !== undefined) command.script = values.script;
   if (values.model !== undefined) {
@@ -154,6 +169,15 @@ function parseRun(argv: string[]): Command {
     command.maxInstructions = Number(max);
   }
   return command;
+}
+
+/** The value of `--entry-timeout`: seconds, a decimal fraction allowed; 0 turns the limit off. */
+function entryTimeout(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_ENTRY_TIMEOUT_SECONDS;
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(text) || !Number.isFinite(Number(text))) {
+    throw new UsageError(`--entry-timeout takes a number of seconds (0 for no limit), got ${JSON.stringify(text)}`);
+  }
+  return Number(text);
 }
 
 function splitArg(text: string, file: string): { key: string; value: string } {

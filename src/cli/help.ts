@@ -31,6 +31,9 @@ Options:
   --json                  print one JSON object {status, result, error, events} instead
   --events                stream each event to standard error as a JSON line as it happens
   --max-instructions N    the run's Lua instruction budget
+  --entry-timeout SECONDS how long one section entry may compute, in wall-clock seconds
+                          (default 60; waits on tools, models and the operator do not
+                          count; 0 for no limit); past it the run ends with Limit
   --verbose               print the Lua traceback of a failed run
   -h, --help              show this help
 
@@ -45,11 +48,15 @@ Parses every file and compiles its Lua blocks and {{ }} expressions. Prints each
 file:line:column: error[Kind]: message and "ok: FILE" for each good file. Exit 1 on any error.
 `;
 
-const TEST = `Usage: runvil test [PATHS...]
+const TEST = `Usage: runvil test [PATHS...] [--entry-timeout SECONDS]
 
 Runs every *.test.yaml file under the paths (default: the current directory; node_modules
 and hidden directories are skipped), one line per test (ok or FAIL), then N passed, N failed.
 Exit 1 when any test failed, 2 when a test file does not fit the format.
+
+Options:
+  --entry-timeout SECONDS how long one section entry of a test's run may compute (default
+                          60; 0 for no limit); past it the run ends with Limit
 `;
 
 /** The help text of a command, or the overview. */

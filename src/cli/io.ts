@@ -3,6 +3,7 @@
  * process in `bin/runvil.mjs`; a recording double in tests.
  */
 import type { Readable } from 'node:stream';
+import type { RunEvent } from '../engine/events.ts';
 
 /** A command's view of the process. */
 export interface CliIo {
@@ -15,6 +16,8 @@ export interface CliIo {
   /** True when standard input is a terminal a person can type into. */
   stdinIsTerminal: boolean;
   env: Record<string, string | undefined>;
+  /** Told each run event as it happens, when a supervisor follows them (supervisor.ts). */
+  event?: (event: RunEvent) => void;
 }
 
 /** The io of the running process. */

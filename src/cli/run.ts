@@ -12,7 +12,7 @@ import { parsePrompt } from '../prompt/index.ts';
 import { UsageError, type RunCommand } from './args.ts';
 import type { CliIo } from './io.ts';
 import { localHost } from './local-host.ts';
-import { cliPlatform } from './platform.ts';
+import { cliPlatform, entryTimeLimit } from './platform.ts';
 import { argsFromCommandLine } from '../prompt/run-args.ts';
 import { formatError, readUserFile } from './prompt-file.ts';
 import { parseScriptFile, type Fixture } from './test-file.ts';
@@ -46,9 +46,11 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
     seed,
     onEvent: (event) => {
       operator.heard(event);
+      io.event?.(event);
       if (command.events) io.err(`${JSON.stringify(event)}\n`);
     },
     ...(command.maxInstructions !== undefined ? { limits: { instructions: command.maxInstructions } } : {}),
+    ...entryTimeLimit(command.entryTimeoutSeconds),
   }).finally(() => operator.close());
   report(outcome, command, io);
   return outcome.status === 'completed' ? 0 : 1;

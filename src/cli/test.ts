@@ -12,7 +12,7 @@ import type { LuaPlatform } from '../engine/lua/vm.ts';
 import { parsePrompt } from '../prompt/index.ts';
 import { UsageError, type TestCommand } from './args.ts';
 import type { CliIo } from './io.ts';
-import { cliPlatform } from './platform.ts';
+import { cliPlatform, entryTimeLimit } from './platform.ts';
 import { argsFromData } from '../prompt/run-args.ts';
 import { placePrefix } from './prompt-file.ts';
 import { judge, type TestOutcome } from './test-expect.ts';
@@ -40,7 +40,7 @@ export async function testCommand(command: TestCommand, io: CliIo): Promise<numb
   const platform = await cliPlatform();
   let passed = 0;
   for (const test of tests) {
-    const lines = await runTest(platform, test);
+    const lines = await runTest(platform, test, command.entryTimeoutSeconds);
     if (lines.length === 0) {
       passed++;
       io.out(`ok   ${test.file}\n`);
@@ -54,7 +54,7 @@ export async function testCommand(command: TestCommand, io: CliIo): Promise<numb
 }
 
 /** Runs one test; answers the lines explaining its failure, or none when it passed. */
-async function runTest(platform: LuaPlatform, test: PromptTest): Promise<string[]> {
+async function runTest(platform: LuaPlatform, test: PromptTest, entryTimeoutSeconds: number): Promise<string[]> {
   const parsed = parsePrompt(test.prompt.text, test.prompt.name);
   let outcome: TestOutcome;
   if (!parsed.ok) {
@@ -72,6 +72,7 @@ async function runTest(platform: LuaPlatform, test: PromptTest): Promise<string[
         prompt: parsed.prompt,
         args: args.args,
         seed: test.seed ?? '0',
+        ...entryTimeLimit(entryTimeoutSeconds),
       });
     } catch (error) {
       return [`the run threw instead of ending: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`];

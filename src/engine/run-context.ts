@@ -13,6 +13,7 @@ import type { RunCatalog } from './catalog.ts';
 import type { Scheduler } from './scheduler.ts';
 import type { TaskBoard } from './tasks.ts';
 import type { ChainTaint } from './taint.ts';
+import type { EntryTimeLimit } from './entry-clock.ts';
 
 /** A section as an entry runs it: its name and body. The H1 pass uses the title as its name. */
 export interface EntrySection extends SectionBody {
@@ -62,4 +63,6 @@ export interface RunContext {
   defaultRole: string | null;
   /** The run's Packs and tools (data only). */
   catalog: RunCatalog;
+  /** The host's wall-clock limit per section entry, when it has one (RunOptions.entryTimeLimit). */
+  entryTimeLimit?: EntryTimeLimit;
 }

@@ -20,6 +20,7 @@ import { VarState } from './var-state.ts';
 import { EMPTY_CATALOG, type RunCatalog } from './catalog.ts';
 import { RunMeter } from './run-meter.ts';
 import { RunMemory } from './lua/run-memory.ts';
+import type { EntryTimeLimit } from './entry-clock.ts';
 
 /** What a run needs. */
 export interface RunOptions {
@@ -52,6 +53,12 @@ export interface RunOptions {
    * run suspended while it waits on an operator.
    */
   onBlocked?: (blocked: boolean) => void;
+  /**
+   * A wall-clock limit on how long one section entry may compute (entry-clock.ts), for a
+   * host whose clock advances during CPU work; past it the run ends with Limit. None when
+   * absent. It is no part of the journal: a replay is not bound to end where it did.
+   */
+  entryTimeLimit?: EntryTimeLimit;
   /** When the Host cannot satisfy the prompt: the requirements notice; the run fails before it starts. */
   requirementsNotice?: string;
   /**
@@ -107,6 +114,7 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
     catalog: options.catalog ?? EMPTY_CATALOG,
     defaultRole: null,
     usage: { rounds: 0, input_tokens: 0, output_tokens: 0 },
+    ...(options.entryTimeLimit ? { entryTimeLimit: options.entryTimeLimit } : {}),
   } as RunContext;
   run.tasks = new TaskBoard(run, enterSection);
   const place = { section: null, task: '0', turn: 0 };

@@ -2,6 +2,7 @@
  * One section entry: a fresh Lua VM running a section's blocks, driven by hand. Each yield
  * of its thread is a request (an effect, a call, a jump) that this driver answers.
  */
+import { EntryClock } from './entry-clock.ts';
 import { findSection } from '../prompt/heading-ref.ts';
 import type { Json } from '../prompt/types.ts';
 import { storePathProblem } from './store-path.ts';
@@ -77,13 +78,23 @@ const SECTION_VM: VmTemplate = {
 export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryOutcome> {
   const vm = await run.platform.newVm({ memoryLimit: run.limits.memoryBytes, template: SECTION_VM, owner: run.vmOwner, memory: run.memory });
   const stopOf = () => run.scheduler.stopOf(spec.chain);
-  const entry: EntryState = { conversation: new Conversation(), renderedTools: {}, toolsText: 'null', kept: null, madeRecords: [] };
+  const clock = run.entryTimeLimit ? new EntryClock(run.entryTimeLimit, spec.section.name) : null;
+  const entry: EntryState = { conversation: new Conversation(), renderedTools: {}, toolsText: 'null', kept: null, madeRecords: [], clock };
   try {
     installLeaves(vm, run, spec, entry);
     vm.callGlobal('__rv_bind');
     vm.limitMemory();
     const thread = vm.newThread('__rv_main');
-    let step = thread.resume([]);
+    // The entry computes only inside resume: its clock runs there and nowhere else.
+    const resume = clock === null ? (values: LuaScalar[]) => thread.resume(values) : (values: LuaScalar[]) => {
+      clock.start();
+      try {
+        return thread.resume(values);
+      } finally {
+        clock.halt();
+      }
+    };
+    let step = resume([]);
     for (;;) {
       // A refusal Lua raised at once (its buffers do) ends the run as Limit, not as Lua.
       vm.settleMemory();
@@ -106,7 +117,7 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
         if (effectOp === 'model.round') {
           const round = prepareRound(run, entry, rest);
           if ('refusal' in round) {
-            step = thread.resume([false, 'context', round.refusal]);
+            step = resume([false, 'context', round.refusal]);
             continue;
           }
           const [reply] = await run.scheduler.park(spec.chain, [{ request: round.request, section: spec.section.name }]);
@@ -142,7 +153,7 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
         throw new Error(`the Lua runtime asked for an unknown operation ${String(op)}`);
       }
       if (stopOf()) continue;
-      step = thread.resume(answer);
+      step = resume(answer);
     }
   } finally {
     vm.close();
@@ -238,6 +249,8 @@ interface EntryState {
   kept: { op: LuaScalar; rest: LuaScalar[] } | null;
   /** The texts of the records the last fused round's answer carried (keepMadeRecords). */
   madeRecords: string[];
+  /** The entry's computing time against the host's limit (entry-clock.ts); null without one. */
+  clock: EntryClock | null;
 }
 
 /** The effect leaves.answered kept (base.lua's R.effect): the thread yielded 'kept' for it. */
@@ -393,6 +406,7 @@ function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: Entry
   // A stack overflow ends the run (vm.ts says why it cannot stay a catchable error).
   vm.onOverflow((message) => run.stop.fail({ kind: 'Lua', message }));
   vm.onCount((count): HookVerdict => {
+    if (entry.clock?.over()) run.stop.exceed(entry.clock.message());
     if (run.stop.spend(count) || chainStopping(run, spec)) return 'stop';
     // Whether or not other chains wait: the same instruction counts pause an entry on a
     // replay, so the run's steps, and their journaled numbers, stay the same.

@@ -35,11 +35,14 @@ import { isolatePlatform } from './lua-platform.ts';
 import type { LuaPlatform } from '../engine/lua/vm.ts';
 import type { RunState } from './run-state.ts';
 
+/** True for an entry whose effect reaches the world outside the run (a tool call, asks among them, or a model round): performing it again after a crash would show. */
+const reachesOutside = (entry: JournalEntry): boolean => entry.request.op === 'tool.call' || entry.request.op === 'model.round';
+
 /** What a live run is built with. */
 export interface LiveRunOptions {
   state: RunState;
   host: (operator: Operator) => HostConfig;
-  /** Called after each new journal entry commits (its index counts from 1), before Lua sees its answer. */
+  /** Called after each new journal entry commits (its index counts from 1; a tool call's or model round's once durable too), before Lua sees its answer. */
   journaled: (index: number, entry: JournalEntry) => void | Promise<void>;
   /** Called whenever the run may have become suspended or running again (see `suspended`). */
   changed: () => void;
@@ -133,10 +136,14 @@ export class LiveRun {
       },
       onJournal: (entry) =>
         this.track(async () => {
-          // Committed before Lua sees the answer, and durable before the next tool call or
-          // model round starts (counted()): Lua goes on meanwhile.
           const index = state.commitJournal(entry, store.changesFor(entry));
           this.committed = index;
+          // The answer of a tool call or a model round is durable before Lua sees it: Lua
+          // may compute in C for seconds next, with no turn of the event loop that would
+          // flush the write, and a crash then would perform the effect again. Other
+          // entries (store effects, sys.now, step records) only commit here; they are
+          // durable before the next tool call or model round starts (counted()).
+          if (reachesOutside(entry)) await this.durable();
           await this.options.journaled(index, entry);
         }),
       onEvent: (event) => {
@@ -180,9 +187,11 @@ export class LiveRun {
   /**
    * Settles once every committed journal entry is durable. A tool call or a model round
    * waits on it before it starts, so an effect never runs on the strength of an answer a
-   * crash could still lose: a crash repeats at most the effect in flight. Nothing else waits:
+   * crash could still lose, and its own answer waits on it before Lua sees it (onJournal):
+   * a crash repeats at most the tool calls and model rounds in flight. Nothing else waits:
    * the object's output gate already holds every response and event it sends out until its
-   * writes are durable, so the Engine goes on computing while the write settles.
+   * writes are durable, and a store effect or a clock read lost with a crash is performed
+   * again on the files as they were, which no one outside the run can tell.
    */
   private async durable(): Promise<void> {
     if (this.durableUpTo >= this.committed) return;

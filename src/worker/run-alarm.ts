@@ -1,7 +1,8 @@
 /**
  * The run object's one alarm. It bounds how long a run may last (at its deadline the run
  * ends as Cancelled with the reason), resumes a run whose object was evicted or restarted
- * while it was running (nothing else would wake it: Durable Objects have no shutdown hook),
+ * while it was running, within WATCHDOG_MS (nothing else would wake it: Durable Objects
+ * have no shutdown hook),
  * and writes a finished run to KV, a batch of keys per invocation (kv-sync.ts), retrying a
  * failed write. Alarms are delivered at least once, so whatever the alarm does is safe to
  * do twice. (A run that ends sets the alarm for a moment later, to write it to KV; while
@@ -10,8 +11,25 @@
 import type { RunMeta, RunProgress } from './run-state.ts';
 import { isFinal } from './run-view.ts';
 
-/** How often a running run's object checks that the run is still live in memory. */
-export const WATCHDOG_MS = 30_000;
+/**
+ * How often a running run's object checks that the run is still live in memory. It is the
+ * longest a running run whose process died (a crash, a restart, a deploy, the CPU limit)
+ * waits before its replay starts, with no request to wake it. Each check is one short
+ * invocation and one alarm write, while the run runs; a suspended run has no check.
+ */
+export const WATCHDOG_MS = 3_000;
+
+/**
+ * How many times in a row a running run's execution may die before it journals anything new
+ * (each death is followed by a replay): a run whose every execution is killed at the same
+ * point (the CPU limit) then ends with Limit rather than being replayed for ever.
+ */
+export const MAX_DEATHS_WITHOUT_PROGRESS = 3;
+
+/** The Limit message of a run whose executions kept dying at the same point. */
+export function deathsReason(deaths: number): string {
+  return `the run's execution was stopped ${deaths} times in a row before it journaled anything new (Cloudflare's CPU limit per invocation, limits.cpu_ms, or a crash each time): it is not resumed again`;
+}
 
 /** How long after a run ends it is written to KV. */
 export const KV_SYNC_DELAY_MS = 500;

@@ -16,7 +16,7 @@ import { eventStream, resumePoint } from './event-stream.ts';
 import { syncToKv } from './kv-sync.ts';
 import { abandonEarlierExecution, LiveRun } from './live-run.ts';
 import type { KvNamespace } from './platform-types.ts';
-import { alarmDuty, KV_SYNC_DELAY_MS, nextAlarm, timeoutReason } from './run-alarm.ts';
+import { alarmDuty, deathsReason, KV_SYNC_DELAY_MS, MAX_DEATHS_WITHOUT_PROGRESS, nextAlarm, timeoutReason } from './run-alarm.ts';
 import type { AnswerOutcome, RunObjectApi, StartSpec, ViewOutcome } from './run-object-api.ts';
 import { RunState, type RunMeta } from './run-state.ts';
 import { isFinal, type AskInfo, type AskRecord, type ObjectView, type RunStatus } from './run-view.ts';
@@ -65,7 +65,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
       spec.args,
     );
     await this.armAlarm();
-    this.launch();
+    this.launch('start');
     return { created: true, view: await this.viewAfter(waitMs) };
   }
 
@@ -123,7 +123,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     });
     if (this.live) this.live.broker.deliver(askId, { ok: true, text: answer });
     // An object that no longer holds the run replays it, and the replay finds the answer.
-    this.launch();
+    this.launch('resume');
     // The run goes on (run_resumed); it suspends again once it waits on asks alone.
     this.refreshStatus();
     return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
@@ -179,7 +179,9 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
         await this.stop(timeoutReason(meta.timeout_seconds));
         return;
       case 'resume':
-        this.launch();
+        this.launch('resume');
+        // A run that was not resumed again has ended, and end() set the alarm that writes it to KV.
+        if (isFinal(this.state.progress().status)) return;
         break;
     }
     await this.armAlarm();
@@ -187,12 +189,27 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
 
   /** Resumes a run that should be executing but is not in memory (its object was evicted or restarted). */
   private wake(): void {
-    if (this.state.meta() && this.state.progress().status === 'running') this.launch();
+    if (this.state.meta() && this.state.progress().status === 'running') this.launch('resume');
   }
 
-  /** Starts executing the run in memory (a replay of its journal first), unless it already is. */
-  private launch(): void {
+  /**
+   * Starts executing the run in memory (a replay of its journal first), unless it already
+   * is. A run resumed while its status is `running` was executing in an object that died
+   * (a crash, a restart, the CPU limit); after MAX_DEATHS_WITHOUT_PROGRESS such deaths with
+   * no new journal entry between them, it ends with Limit instead: its every execution dies
+   * at the same point, and replaying it again would only die again.
+   */
+  private launch(how: 'start' | 'resume'): void {
     if (this.live || isFinal(this.state.progress().status)) return;
+    if (how === 'resume' && this.state.progress().status === 'running') {
+      const deaths = this.state.noteDeath();
+      if (deaths >= MAX_DEATHS_WITHOUT_PROGRESS) {
+        const error = { kind: 'Limit', message: deathsReason(deaths) };
+        this.state.appendEvent({ type: 'run_failed', section: null, task: '0', turn: 0, error });
+        void this.end('failed', { error });
+        return;
+      }
+    }
     const live = new LiveRun({
       state: this.state,
       host: (operator) => this.host(operator),

@@ -53,6 +53,8 @@ export interface RunProgress {
   kv_synced: boolean;
   /** While a finished run is written to KV: how many of its files, in path order, are there (kv-sync.ts). */
   kv_files?: number;
+  /** How many executions of the running run died in a row since its last new journal entry (run-alarm.ts). */
+  deaths?: number;
 }
 
 /** A change to one file, made by a store effect. */
@@ -131,6 +133,13 @@ export class RunState {
     });
   }
 
+  /** Records that an execution of the running run died; answers how many did in a row, with no new journal entry between. */
+  noteDeath(): number {
+    const deaths = (this.progress().deaths ?? 0) + 1;
+    this.saveProgress({ deaths });
+    return deaths;
+  }
+
   /** Marks the final record and files as written to KV. */
   markKvSynced(): void {
     this.saveProgress({ kv_synced: true });
@@ -171,7 +180,8 @@ export class RunState {
       // A page of several entries stays under PAGE_CHARS, so neither it nor what it replaces is chunked.
       putNewText(this.kv, JOURNAL + pad(page.first), `[${page.texts.length === 0 ? text : `${page.texts.join(',')},${text}`}]`);
       for (const change of changes) this.applyFileChange(change);
-      this.saveProgress({ journal: index });
+      // A new entry is progress: the executions that died before it no longer count.
+      this.saveProgress(this.progress().deaths ? { journal: index, deaths: 0 } : { journal: index });
     });
     // Kept only once committed: a transaction that threw leaves the page as it was.
     page.texts.push(text);

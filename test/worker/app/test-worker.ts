@@ -32,6 +32,21 @@ export async function armFault(index: number): Promise<void> {
   while (!fired) await new Promise((resolve) => setTimeout(resolve, 2));
 }
 
+let crashAt: number | null = null;
+let crashed = false;
+
+/**
+ * Makes the next run object to reach journal entry `index` crash at the moment Lua would
+ * get that entry's answer: it resets itself there, synchronously, with no turn of the event
+ * loop in between (as a process killed while Lua computes in C would be). Whatever was not
+ * durable by then is lost. Settles once it has crashed (polling, as armFault does).
+ */
+export async function armCrash(index: number): Promise<void> {
+  crashAt = index;
+  crashed = false;
+  while (!crashed) await new Promise((resolve) => setTimeout(resolve, 2));
+}
+
 /** The KV operations of one alarm invocation (`put {key}`, ...), in order, and whether one failed. */
 export interface AlarmKvOps {
   ops: string[];
@@ -57,6 +72,11 @@ export class RunObject extends WorkerRunObject {
   }
 
   protected override afterJournal(index: number, _entry: JournalEntry): void | Promise<void> {
+    if (crashAt === index) {
+      crashAt = null;
+      crashed = true;
+      this.ctx.abort('a crash (test fault)');
+    }
     if (faultAt !== index) return;
     faultAt = null;
     // The run stays here, its entry committed and durable and Lua not yet answered, until
