@@ -31,12 +31,13 @@ describe('the command line grammar', () => {
       verbose: true,
       answers: ['one', 'two'],
       maxInstructions: 5000,
+      entryTimeoutSeconds: 60,
     });
   });
 
   it('reads runvil test with no paths as the current directory', () => {
-    expect(parseCommandLine(['test'])).toEqual({ command: 'test', paths: ['.'] });
-    expect(parseCommandLine(['test', 'a', 'b'])).toEqual({ command: 'test', paths: ['a', 'b'] });
+    expect(parseCommandLine(['test'])).toEqual({ command: 'test', paths: ['.'], entryTimeoutSeconds: 60 });
+    expect(parseCommandLine(['test', 'a', 'b'])).toEqual({ command: 'test', paths: ['a', 'b'], entryTimeoutSeconds: 60 });
   });
 
   it('reads help in every spelling', () => {
