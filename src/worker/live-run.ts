@@ -35,8 +35,14 @@ import { isolatePlatform } from './lua-platform.ts';
 import type { LuaPlatform } from '../engine/lua/vm.ts';
 import type { RunState } from './run-state.ts';
 
-/** True for an entry whose effect reaches the world outside the run (a tool call, asks among them, or a model round): performing it again after a crash would show. */
-const reachesOutside = (entry: JournalEntry): boolean => entry.request.op === 'tool.call' || entry.request.op === 'model.round';
+/**
+ * True for an entry whose effect reaches the world outside the run (a tool call or a model
+ * round): performing it again after a crash would show. An operator ask is not one: its
+ * answer is durable in the ask's record before the answer route responds, and a replay takes
+ * it from there (so a resume by answer pays no wait).
+ */
+const reachesOutside = (entry: JournalEntry): boolean =>
+  entry.request.op === 'model.round' || (entry.request.op === 'tool.call' && entry.request.tool !== 'user-input/ask');
 
 /** What a live run is built with. */
 export interface LiveRunOptions {
