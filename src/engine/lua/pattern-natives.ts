@@ -7,6 +7,7 @@
  * runtime's stop value when the run must stop.
  */
 import { CAP_POSITION, CAP_UNFINISHED, MatchState, PatternError, match, memFind, noSpecials } from './lua-pattern.ts';
+import { LUA_TFUNCTION, LUA_TNUMBER, LUA_TSTRING, LUA_TTABLE, upvalue } from './lua-constants.ts';
 
 /**
  * Which native a closure is: a pattern function, or a library function whose C loop no
@@ -64,12 +65,6 @@ const INSTRUCTIONS_PER_STEP = 2;
 /** Steps charged at once: the count hook's interval in instructions, and nothing per call. */
 const CHARGE_EVERY = 5_000;
 
-const LUA_TNUMBER = 3;
-const LUA_TSTRING = 4;
-const LUA_TTABLE = 5;
-const LUA_TFUNCTION = 6;
-const LUA_REGISTRYINDEX = -1001000;
-const upvalue = (index: number) => LUA_REGISTRYINDEX - index;
 
 /** Thrown inside a match when the run must stop; turned into the runtime's stop value. */
 class Stopping extends Error {}

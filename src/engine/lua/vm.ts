@@ -14,6 +14,7 @@ import type { LuaFactory, LuaWasm } from 'wasmoon';
 import { MemoryRegion, type WasmHeap } from './memory-region.ts';
 import { formatBytes, type RunMemory } from './run-memory.ts';
 import { callPatternNative, nativeOf, NATIVE_C_FUNCTIONS, NATIVE_INDEX, type NativeCApi, type NativeHost, type PatternNative } from './pattern-natives.ts';
+import { LUA_MASKCOUNT, LUA_OK, LUA_TBOOLEAN, LUA_TFUNCTION, LUA_TNIL, LUA_TNUMBER, LUA_TSTRING, LUA_YIELD, upvalue } from './lua-constants.ts';
 
 /** A value that may cross between JS and Lua. */
 export type LuaScalar = string | number | boolean | null;
@@ -102,16 +103,6 @@ const ERRORSTACKSIZE = LUAI_MAXSTACK + 200;
 /** A new thread's stack (BASIC_STACK_SIZE slots), as stack_last - stack in bytes. */
 const FRESH_STACK_BYTES = 40 * 16;
 
-const LUA_OK = 0;
-const LUA_YIELD = 1;
-const LUA_TNIL = 0;
-const LUA_TBOOLEAN = 1;
-const LUA_TNUMBER = 3;
-const LUA_TSTRING = 4;
-const LUA_TFUNCTION = 6;
-const LUA_REGISTRYINDEX = -1001000;
-const LUA_MASKCOUNT = 1 << 3;
-const upvalue = (index: number) => LUA_REGISTRYINDEX - index;
 /** The leaf index that makes the trampoline push a fresh userdata instead of calling JS. */
 const USERDATA_LEAF = -1;
 /** The leaf index that makes the trampoline load a named runtime module as a function. */
