@@ -8,6 +8,7 @@ import { ApiError, errorResponse } from './http-error.ts';
 import { hookRoutes } from './routes/hooks.ts';
 import { promptRoutes } from './routes/prompts.ts';
 import { runRoutes } from './routes/runs.ts';
+import { toolResultRoutes } from './routes/tool-results.ts';
 import { checkPathEncoding } from './request-path.ts';
 
 /** Builds the app. */
@@ -27,6 +28,7 @@ export function createApp(): Hono<{ Bindings: Env }> {
   app.use('/prompts/*', requireApiToken);
   app.route('/', promptRoutes);
   app.route('/', runRoutes);
+  app.route('/', toolResultRoutes);
   app.route('/', hookRoutes);
   app.notFound((c) => {
     const path = c.req.path.length > 200 ? `${c.req.path.slice(0, 200)}...` : c.req.path;

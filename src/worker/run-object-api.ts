@@ -3,6 +3,7 @@
  * with the HTTP status the route gives them, so that a refused request changes nothing.
  */
 import type { Json } from '../prompt/types.ts';
+import type { ToolResult } from '../host/tool-calls.ts';
 import type { AskInfo, ObjectView } from './run-view.ts';
 
 /** A new run: the prompt as it is now (a later upload does not change a run), its args and seed. */
@@ -14,6 +15,8 @@ export interface StartSpec {
   /** How long the run may last, in seconds, before it ends as Cancelled. */
   timeout_seconds: number;
   webhook_id?: string;
+  /** The origin of the request that started the run: tool calls' callback URLs are on it, unless runvil.yaml sets public_url. */
+  origin?: string;
 }
 
 /** A refusal: the status and the message the API answers. */
@@ -28,6 +31,9 @@ export type ViewOutcome = { ok: true; view: ObjectView } | Refusal;
 
 /** An answer taken (or the same answer again): the run's view and the ask answered. */
 export type AnswerOutcome = { ok: true; view: ObjectView; ask: AskInfo } | Refusal;
+
+/** A tool result taken (or the same result again), or why not. */
+export type ToolResultOutcome = { ok: true } | Refusal;
 
 /** A run object's RPC methods. */
 export interface RunObjectApi {
@@ -44,6 +50,11 @@ export interface RunObjectApi {
    * no longer running (as settle), in the same call.
    */
   answer(askId: string, answer: string, answeredBy: string | null, waitMs?: number): Promise<AnswerOutcome>;
+  /**
+   * Delivers the result of a tool call that waits (the Worker has checked the credential);
+   * the same result again is taken as a retry, a different one refused with 409.
+   */
+  toolResult(callId: string, result: ToolResult): Promise<ToolResultOutcome>;
   cancel(reason: string): Promise<ViewOutcome>;
   /** A file of the run, or null; undefined when this object holds no run. */
   file(path: string): Promise<string | null | undefined>;

@@ -11,15 +11,20 @@ import type { RunOutcome } from '../engine/run.ts';
 import type { HostConfig } from '../host/host.ts';
 import type { Operator } from '../host/operator.ts';
 import { chainOfAsk } from './ask-broker.ts';
+import { EMPTY_CONFIG, resolveConfigValue, type DeploymentConfig } from '../config/deployment-config.ts';
+import type { ToolResult } from '../host/tool-calls.ts';
+import { closeOpenCalls, expireCalls, nextCallDeadline, pendingCall, takeResult } from './call-broker.ts';
+import { callToken } from './call-token.ts';
+import { textVars } from './env.ts';
 import type { Env } from './env.ts';
 import { eventStream, resumePoint } from './event-stream.ts';
 import { syncToKv } from './kv-sync.ts';
 import { abandonEarlierExecution, LiveRun } from './live-run.ts';
 import type { KvNamespace } from './platform-types.ts';
 import { alarmDuty, deathsReason, KV_SYNC_DELAY_MS, MAX_DEATHS_WITHOUT_PROGRESS, nextAlarm, timeoutReason } from './run-alarm.ts';
-import type { AnswerOutcome, RunObjectApi, StartSpec, ViewOutcome } from './run-object-api.ts';
+import type { AnswerOutcome, RunObjectApi, StartSpec, ToolResultOutcome, ViewOutcome } from './run-object-api.ts';
 import { RunState, type RunMeta } from './run-state.ts';
-import { isFinal, type AskInfo, type AskRecord, type ObjectView, type RunStatus } from './run-view.ts';
+import { isFinal, type AskInfo, type AskRecord, type ObjectView, type PendingToolCall, type RunStatus } from './run-view.ts';
 import { workerHost } from './worker-host.ts';
 
 /** The run Durable Object. */
@@ -37,7 +42,12 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
 
   /** The Host a run is served with (tests serve their own). */
   protected host(operator: Operator): HostConfig {
-    return workerHost(this.env, operator);
+    return workerHost(this.env, operator, this.config());
+  }
+
+  /** The deployment's configuration (runvil.yaml); tests give their own. */
+  protected config(): DeploymentConfig {
+    return EMPTY_CONFIG;
   }
 
   /** Called after each new journal entry is committed; a seam for fault-injection tests. */
@@ -60,6 +70,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
         timeout_seconds: spec.timeout_seconds,
         deadline_at: now + spec.timeout_seconds * 1000,
         ...(spec.webhook_id !== undefined ? { webhook_id: spec.webhook_id } : {}),
+        ...(spec.origin !== undefined ? { origin: spec.origin } : {}),
       },
       spec.source,
       spec.args,
@@ -129,6 +140,23 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
   }
 
+  async toolResult(callId: string, result: ToolResult): Promise<ToolResultOutcome> {
+    const meta = this.state.meta();
+    if (!meta) return { ok: false, status: 404, message: 'no such run' };
+    const status = this.state.progress().status;
+    if (isFinal(status)) {
+      if (!this.state.call(callId)) return { ok: false, status: 404, message: `run ${meta.run_id} has no tool call ${JSON.stringify(callId)}` };
+      return { ok: false, status: 409, message: `tool call ${callId} is no longer waiting: the run has ended (${status}), so the result is stale` };
+    }
+    const taken = takeResult(this.state, callId, result, Date.now());
+    if (!taken.ok || !taken.taken) return taken.ok ? { ok: true } : taken;
+    if (this.live) this.live.calls.wake(callId);
+    // An object that no longer holds the run replays it, and the replay finds the result.
+    this.launch('resume');
+    this.refreshStatus();
+    return { ok: true };
+  }
+
   async cancel(reason: string): Promise<ViewOutcome> {
     const meta = this.state.meta();
     if (!meta) return { ok: false, status: 404, message: 'no such run' };
@@ -167,6 +195,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   override async alarm(): Promise<void> {
     const meta = this.state.meta();
     if (!meta) return;
+    if (!isFinal(this.state.progress().status)) this.passCallDeadlines();
     switch (alarmDuty(meta, this.state.progress(), Date.now(), this.live !== null)) {
       case 'sync-kv':
         // More to write: the next invocation goes on at once, with KV operations of its own.
@@ -185,6 +214,30 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
         break;
     }
     await this.armAlarm();
+  }
+
+  /** Fails the waiting tool calls whose deadline has passed, waking their chains (by replay when the run is not in memory). */
+  private passCallDeadlines(): void {
+    const expired = expireCalls(this.state, Date.now());
+    if (expired.length === 0) return;
+    if (this.live) for (const callId of expired) this.live.calls.wake(callId);
+    else this.launch('resume');
+    this.refreshStatus();
+  }
+
+  /**
+   * The callback URL and token of a tool call: on `public_url` from runvil.yaml, else on the
+   * origin of the request that started the run.
+   */
+  private async callbackOf(callId: string): Promise<{ url: string; token: string }> {
+    const meta = this.state.meta()!;
+    const configured = this.config().publicUrl;
+    const resolved = configured === null ? null : resolveConfigValue(configured, textVars(this.env));
+    if (resolved && !resolved.ok) throw new Error(resolved.error.message);
+    const origin = (resolved?.value ?? meta.origin ?? '').replace(/\/+$/, '');
+    const token = await callToken(this.env, meta.run_id, callId);
+    if (origin === '' || token === null) throw new Error('no callback URL or token: set public_url in runvil.yaml and RUNVIL_API_TOKEN');
+    return { url: `${origin}/runs/${meta.run_id}/tool-results/${callId}`, token };
   }
 
   /** Resumes a run that should be executing but is not in memory (its object was evicted or restarted). */
@@ -215,6 +268,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
       host: (operator) => this.host(operator),
       journaled: (index, entry) => this.afterJournal(index, entry),
       changed: () => this.refreshStatus(),
+      callbacks: (callId) => this.callbackOf(callId),
     });
     this.live = live;
     live.outcome.then(
@@ -257,6 +311,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   private async end(status: RunStatus, how: { result?: string; error?: { kind: string; message: string } }): Promise<void> {
     this.state.atomically(() => {
       for (const ask of this.state.asks()) if (ask.state === 'pending') this.state.putAsk({ ...ask, state: 'closed' });
+      closeOpenCalls(this.state);
       this.state.setStatus(status, { ...how, ended_at: new Date().toISOString() });
     });
     this.notify();
@@ -315,7 +370,11 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   private async armAlarm(): Promise<void> {
     const meta = this.state.meta();
     if (!meta) return;
-    const at = nextAlarm(meta, this.state.progress(), Date.now());
+    const progress = this.state.progress();
+    const planned = nextAlarm(meta, progress, Date.now());
+    // A waiting tool call's deadline wakes the run too (a running run's watchdog comes sooner anyway).
+    const deadline = isFinal(progress.status) ? null : nextCallDeadline(this.state);
+    const at = planned === null ? deadline : deadline === null ? planned : Math.min(planned, deadline);
     if (at === null) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(at);
   }
@@ -334,10 +393,18 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
       status: progress.status,
       result: progress.status === 'completed' ? this.state.result() : null,
       error: progress.error,
-      pending: this.state
-        .asks()
-        .filter((ask) => ask.state === 'pending')
-        .map((ask) => askInfo(meta, ask)),
+      pending: [
+        ...this.state
+          .asks()
+          .filter((ask) => ask.state === 'pending')
+          .map((ask) => ({ at: ask.asked_at, entry: askInfo(meta, ask) as AskInfo | PendingToolCall })),
+        ...this.state
+          .calls()
+          .filter((record) => record.state === 'waiting')
+          .map((record) => ({ at: record.called_at, entry: pendingCall(record) })),
+      ]
+        .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))
+        .map(({ entry }) => entry),
       created_at: meta.created_at,
       ended_at: progress.ended_at,
     };

@@ -21,6 +21,8 @@ export interface RunRequest {
   /** The run's id (a webhook's, or an Idempotency-Key's: run-ids.ts); a fresh one when absent. */
   id?: DoId;
   webhook_id?: string;
+  /** The origin of the request that starts the run (callback URLs default to it). */
+  origin?: string;
   /** With it, the run as it is once no longer running (suspended or ended), or after this long. */
   waitMs?: number;
 }
@@ -40,5 +42,6 @@ export async function startRun(env: Env, request: RunRequest): Promise<{ created
     seed: request.seed ?? randomToken().slice(0, 16),
     timeout_seconds: runTimeoutSeconds(env.RUNVIL_RUN_TIMEOUT_SECONDS),
     ...(request.webhook_id !== undefined ? { webhook_id: request.webhook_id } : {}),
+    ...(request.origin !== undefined ? { origin: request.origin } : {}),
   }, request.waitMs ?? 0);
 }

@@ -49,6 +49,7 @@ promptRoutes.post('/prompts/:name/runs', async (c) => {
     // The same key for the same prompt names the same run object, which starts a run once.
     ...(key !== undefined ? { id: dedupedRunId(c.env, 'start', name, key) } : {}),
     waitMs: wait * 1000,
+    origin: new URL(c.req.url).origin,
   });
   const duplicate = key !== undefined ? { duplicate: !started.created } : {};
   const status = !started.created ? 200 : wait === 0 || started.view.status === 'running' ? 202 : 200;

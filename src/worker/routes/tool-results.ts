@@ -1,0 +1,48 @@
+/**
+ * `POST /runs/:id/tool-results/:call_id`: an HTTP tool service delivers the result of a call
+ * it answered 202 (DESIGN.md Part 2, "HTTP tool services"), with the call's own callback
+ * token (call-token.ts) or the API token. The credential is checked here, before the run
+ * object is called; the response says the result was accepted and nothing about the run.
+ */
+import { Hono } from 'hono';
+import type { ToolResult } from '../../host/tool-calls.ts';
+import { credentialOf } from '../auth.ts';
+import { askSecret } from '../ask-token.ts';
+import { checkJsonContentType, onlyKeys, parseJsonObject, readText } from '../body.ts';
+import { isCallToken } from '../call-token.ts';
+import type { Env } from '../env.ts';
+import { ApiError } from '../http-error.ts';
+import { runObject } from '../run-ids.ts';
+
+/** The tool-result route. */
+export const toolResultRoutes = new Hono<{ Bindings: Env }>();
+
+toolResultRoutes.post('/runs/:id/tool-results/:call_id', async (c) => {
+  const runId = c.req.param('id');
+  const callId = c.req.param('call_id');
+  const credential = await credentialOf(c.req.raw, c.env);
+  if (credential.kind !== 'api') {
+    if (askSecret(c.env) === null) throw new ApiError(401, 'the server has no RUNVIL_API_TOKEN (or RUNVIL_ASK_SECRET) configured, so it cannot check callback tokens');
+    if (!(await isCallToken(c.env, runId, callId, credential.token))) {
+      throw new ApiError(401, 'wrong token: send the callback_token of this tool call (it delivers that call\'s result only), or the API token');
+    }
+  }
+  checkJsonContentType(c.req.raw);
+  const result = toolResultOf(parseJsonObject(await readText(c.req.raw)));
+  const outcome = await runObject(c.env, runId).toolResult(callId, result);
+  if (!outcome.ok) throw new ApiError(outcome.status, outcome.status === 404 && outcome.message === 'no such run' ? `no run ${JSON.stringify(runId)}` : outcome.message);
+  return c.json({ accepted: true });
+});
+
+/** The result a body delivers: `{"output": any JSON}` or `{"error": "text"}`, exactly one. */
+function toolResultOf(body: ReturnType<typeof parseJsonObject>): ToolResult {
+  onlyKeys(body, ['output', 'error']);
+  const hasOutput = Object.hasOwn(body, 'output');
+  const hasError = Object.hasOwn(body, 'error');
+  if (hasOutput === hasError) {
+    throw new ApiError(400, 'a tool result is {"output": …} (the tool\'s output: text for a plain tool, any JSON for a structured one) or {"error": "…"} (its failure), exactly one of them');
+  }
+  if (hasOutput) return { output: body.output! };
+  if (typeof body.error !== 'string' || body.error.trim() === '') throw new ApiError(400, '`error` must be a non-empty string: the tool\'s failure, as the model will read it', { field: 'error' });
+  return { error: body.error };
+}
