@@ -144,8 +144,9 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     const meta = this.state.meta();
     if (!meta) return { ok: false, status: 404, message: 'no such run' };
     const status = this.state.progress().status;
-    if (isFinal(status)) {
-      if (!this.state.call(callId)) return { ok: false, status: 404, message: `run ${meta.run_id} has no tool call ${JSON.stringify(callId)}` };
+    const record = this.state.call(callId);
+    // A result already taken is judged as such (the same again is a retry), even once the run has ended.
+    if (isFinal(status) && record && record.state !== 'done') {
       return { ok: false, status: 409, message: `tool call ${callId} is no longer waiting: the run has ended (${status}), so the result is stale` };
     }
     const taken = takeResult(this.state, callId, result, Date.now());
