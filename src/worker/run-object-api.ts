@@ -4,6 +4,7 @@
  */
 import type { Json } from '../prompt/types.ts';
 import type { ToolResult } from '../host/tool-calls.ts';
+import type { NotificationDelivery } from './outbox.ts';
 import type { AskInfo, ObjectView } from './run-view.ts';
 
 /** A new run: the prompt as it is now (a later upload does not change a run), its args and seed. */
@@ -15,15 +16,17 @@ export interface StartSpec {
   /** How long the run may last, in seconds, before it ends as Cancelled. */
   timeout_seconds: number;
   webhook_id?: string;
-  /** The origin of the request that started the run: tool calls' callback URLs are on it, unless runvil.yaml sets public_url. */
+  /** The origin of the request that starts it: answer URLs in notifications, and tool calls' callback URLs unless runvil.yaml sets public_url. */
   origin?: string;
 }
 
 /** A refusal: the status and the message the API answers. */
 export interface Refusal {
   ok: false;
-  status: 403 | 404 | 409;
+  status: 400 | 403 | 404 | 409;
   message: string;
+  /** An answer outside the ask's choices: the choices. */
+  choices?: string[];
 }
 
 /** A run's view, or why the request was refused. */
@@ -56,6 +59,8 @@ export interface RunObjectApi {
    */
   toolResult(callId: string, result: ToolResult): Promise<ToolResultOutcome>;
   cancel(reason: string): Promise<ViewOutcome>;
+  /** The run's notifications and how their delivery went; undefined when this object holds no run. */
+  notifications(): Promise<NotificationDelivery[] | undefined>;
   /** A file of the run, or null; undefined when this object holds no run. */
   file(path: string): Promise<string | null | undefined>;
   /** The run's file paths under `prefix`; undefined when this object holds no run. */

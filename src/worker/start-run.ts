@@ -21,10 +21,10 @@ export interface RunRequest {
   /** The run's id (a webhook's, or an Idempotency-Key's: run-ids.ts); a fresh one when absent. */
   id?: DoId;
   webhook_id?: string;
-  /** The origin of the request that starts the run (callback URLs default to it). */
-  origin?: string;
   /** With it, the run as it is once no longer running (suspended or ended), or after this long. */
   waitMs?: number;
+  /** The origin of the request that starts it (answer URLs, and tool calls' callback URLs by default). */
+  origin?: string;
 }
 
 /** Starts a run; `created` is false when the id already held one (a redelivered webhook, a retried start). */
