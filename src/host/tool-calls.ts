@@ -96,3 +96,24 @@ export async function callIdOf(runId: string, effect: { chain: string; seq: numb
 
 /** True for a text that may be a call id (checked before anything looks it up). */
 export const isCallId = (text: string): boolean => /^tc_[0-9a-f]{32}$/.test(text);
+
+/** The message of a body that is neither `{"output": …}` nor `{"error": "…"}`. */
+export const NOT_A_RESULT =
+  'a tool result is {"output": …} (the tool\'s output: text for a plain tool, any JSON for a structured one) or {"error": "…"} (its failure), exactly one of them';
+
+/** The result a callback body (a JSON object, parsed) delivers, or what is wrong with it. */
+export function toolResultOf(body: { [key: string]: Json }): { ok: true; result: ToolResult } | { ok: false; message: string; field?: string } {
+  for (const key of Object.keys(body)) {
+    if (key !== 'output' && key !== 'error') {
+      const shown = key.length > 100 ? `${key.slice(0, 100)}...` : key;
+      return { ok: false, message: `the request body has an unknown field \`${shown}\`; it takes \`output\`, \`error\``, field: shown };
+    }
+  }
+  const hasOutput = Object.hasOwn(body, 'output');
+  if (hasOutput === Object.hasOwn(body, 'error')) return { ok: false, message: NOT_A_RESULT };
+  if (hasOutput) return { ok: true, result: { output: body.output! } };
+  if (typeof body.error !== 'string' || body.error.trim() === '') {
+    return { ok: false, message: "`error` must be a non-empty string: the tool's failure, as the model will read it", field: 'error' };
+  }
+  return { ok: true, result: { error: body.error } };
+}

@@ -5,10 +5,10 @@
  * object is called; the response says the result was accepted and nothing about the run.
  */
 import { Hono } from 'hono';
-import type { ToolResult } from '../../host/tool-calls.ts';
+import { toolResultOf } from '../../host/tool-calls.ts';
 import { credentialOf } from '../auth.ts';
 import { askSecret } from '../ask-token.ts';
-import { checkJsonContentType, onlyKeys, parseJsonObject, readText } from '../body.ts';
+import { checkJsonContentType, parseJsonObject, readText } from '../body.ts';
 import { isCallToken } from '../call-token.ts';
 import type { Env } from '../env.ts';
 import { ApiError } from '../http-error.ts';
@@ -28,21 +28,10 @@ toolResultRoutes.post('/runs/:id/tool-results/:call_id', async (c) => {
     }
   }
   checkJsonContentType(c.req.raw);
-  const result = toolResultOf(parseJsonObject(await readText(c.req.raw)));
+  const parsed = toolResultOf(parseJsonObject(await readText(c.req.raw)));
+  if (!parsed.ok) throw new ApiError(400, parsed.message, parsed.field !== undefined ? { field: parsed.field } : {});
+  const result = parsed.result;
   const outcome = await runObject(c.env, runId).toolResult(callId, result);
   if (!outcome.ok) throw new ApiError(outcome.status, outcome.status === 404 && outcome.message === 'no such run' ? `no run ${JSON.stringify(runId)}` : outcome.message);
   return c.json({ accepted: true });
 });
-
-/** The result a body delivers: `{"output": any JSON}` or `{"error": "text"}`, exactly one. */
-function toolResultOf(body: ReturnType<typeof parseJsonObject>): ToolResult {
-  onlyKeys(body, ['output', 'error']);
-  const hasOutput = Object.hasOwn(body, 'output');
-  const hasError = Object.hasOwn(body, 'error');
-  if (hasOutput === hasError) {
-    throw new ApiError(400, 'a tool result is {"output": …} (the tool\'s output: text for a plain tool, any JSON for a structured one) or {"error": "…"} (its failure), exactly one of them');
-  }
-  if (hasOutput) return { output: body.output! };
-  if (typeof body.error !== 'string' || body.error.trim() === '') throw new ApiError(400, '`error` must be a non-empty string: the tool\'s failure, as the model will read it', { field: 'error' });
-  return { error: body.error };
-}
