@@ -40,6 +40,15 @@ ${lua(`local ok, out = pcall(tools.call, 'deploy/' .. args.tool, { service = arg
 return (ok and 'ok: ' or 'failed: ') .. tostring(out)`)}`,
 );
 
+/** Asks the operator, then waits on deploy/start: an ask token and a call token in one run. */
+const ASK_DEPLOY = prompt(
+  'ask-deploy',
+  'user-input, acme/deploy',
+  `## Go
+${lua(`local who = tools.call('user-input/ask', { question = 'Who deploys?' })
+return who .. ': ' .. tools.call('deploy/start', { service = 'api' })`)}`,
+);
+
 /** Task 0.0 waits on deploy/start while task 0.1 ticks the counter twice (each a timer's while). */
 const PARALLEL = prompt(
   'parallel',
@@ -106,6 +115,27 @@ const events = async (runId: string): Promise<StreamEvent[]> => {
 beforeAll(async () => {
   await json(await call('PUT', '/prompts/deploy', { body: DEPLOY }), 201);
   await json(await call('PUT', '/prompts/parallel', { body: PARALLEL }), 201);
+  await json(await call('PUT', '/prompts/ask-deploy', { body: ASK_DEPLOY }), 201);
+});
+
+describe('tokens of one run', () => {
+  it('keep their purpose: an ask token delivers no tool result, a callback token answers no ask', async () => {
+    const runId = await start('ask-deploy');
+    const asking = await until(runId, (view) => view.status === 'suspended');
+    const ask = asking.pending[0] as unknown as { ask_id: string; token: string };
+    await json(await call('POST', `/runs/${runId}/asks/${ask.ask_id}`, { body: { answer: 'Ada' }, token: ask.token }), 200);
+    await until(runId, (view) => view.status === 'suspended' && view.pending[0]?.kind === 'tool');
+    const { body } = await receivedCall(runId);
+    expect((await postResult(runId, body.call_id, { output: 'x' }, ask.token)).status).toBe(401);
+    expect((await call('POST', `/runs/${runId}/asks/${ask.ask_id}`, { body: { answer: 'Ada' }, token: body.callback_token })).status).toBe(401);
+    // The route of one is not the other's: a call id on the ask route, an ask id on the result route.
+    expect((await call('POST', `/runs/${runId}/asks/${body.call_id}`, { body: { answer: 'x' }, token: body.callback_token })).status).toBe(401);
+    expect((await postResult(runId, ask.ask_id, { output: 'x' }, ask.token)).status).toBe(401);
+    await json(await postResult(runId, body.call_id, { output: { not: 'text' } }, body.callback_token), 200);
+    // deploy/start is a plain tool: an output that is not text is the call's failure, and the run's.
+    const done = await until(runId, (view) => view.status !== 'suspended' && view.status !== 'running');
+    expect(done).toMatchObject({ status: 'failed', error: { kind: 'Tool', message: expect.stringContaining("deploy/start: the tool service's output is not text (a plain tool's output is a string)") } });
+  });
 });
 
 describe('a call whose service answers 202', () => {
@@ -186,6 +216,15 @@ describe('a call whose service answers 202', () => {
     expect(((await unknown.json()) as { error: { message: string } }).error.message).toContain('has no tool call');
     expect((await call('POST', `/runs/${'f'.repeat(64)}/tool-results/${callId}`, { body: { output: 'x' } })).status).toBe(404);
     expect(await getView(runId)).toEqual(waiting);
+  });
+
+  it('is counted in the run\'s pending_count in GET /runs', async () => {
+    let row: { pending_count: number; status: string } | undefined;
+    for (let i = 0; i < 200 && row?.status !== 'suspended'; i++) {
+      row = (await json<{ runs: { run_id: string; pending_count: number; status: string }[] }>(await call('GET', '/runs?prompt=deploy&limit=100'), 200)).runs.find((entry) => entry.run_id === runId);
+      if (row?.status !== 'suspended') await sleep(20);
+    }
+    expect(row).toMatchObject({ status: 'suspended', pending_count: 1 });
   });
 
   it('takes the result with the call\'s token, answers only {"accepted": true}, and the run completes with it', async () => {
