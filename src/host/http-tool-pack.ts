@@ -71,7 +71,14 @@ export function httpToolPack(config: ConfiguredPack & { source: HttpSource }, op
       if (record.state !== 'sending') return endedAs(tool, timeout, await ledger.wait(callId), output);
       // Waited on before the call goes out: a result posted before the 202 arrives is not missed.
       const ended = ledger.wait(callId);
-      const callback = await ledger.callback(callId);
+      let callback: { url: string; token: string };
+      try {
+        callback = await ledger.callback(callId);
+      } catch (error) {
+        // The deployment cannot take results (no public_url nor request origin, no secret): nothing is sent.
+        ledger.settle(callId, { error: `${tool}: ${error instanceof Error ? error.message : 'no callback URL for the result'}` });
+        return endedAs(tool, timeout, await ended, output);
+      }
       const body = JSON.stringify({
         type: 'tool.call',
         run_id: context.runId,
