@@ -4,6 +4,7 @@
  * and prints the result, or the error.
  */
 import { randomUUID } from 'node:crypto';
+import { snapshotPacks, snapshotPacksToPacks, type ProgressListener } from '../host/configured-packs.ts';
 import { fixtureHost } from '../host/fixture-host.ts';
 import type { HostConfig } from '../host/host.ts';
 import { runOnHost } from '../host/host.ts';
@@ -36,9 +37,16 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
   if (!args.ok) throw new UsageError(args.message, { file: command.file });
 
   const operator = commandLineOperator([...(fixture?.answers ?? []), ...command.answers], io);
-  const host: HostConfig = fixture
+  const base: HostConfig = fixture
     ? { ...fixtureHost(fixture.host, [], fixture.model), operator }
     : localHost(io.env, operator, command.model);
+  // The configured MCP Packs the prompt declares, with their tool lists read now.
+  const snapshots = await snapshotPacks(config, prompt, io.env);
+  const progress: ProgressListener = (tool, context, step) => {
+    const event = { type: 'tool_progress', task: context.effect?.chain ?? '0', tool, ...step };
+    if (command.events) io.err(`${JSON.stringify(event)}\n`);
+  };
+  const host: HostConfig = { ...base, packs: [...base.packs, ...snapshotPacksToPacks(snapshots, io.env, progress)] };
   // A real run gets a fresh seed, so its untrusted-input nonce cannot be guessed; a scripted one is repeatable.
   const seed = command.seed ?? fixture?.seed ?? (fixture ? '0' : randomUUID());
 

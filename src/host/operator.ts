@@ -14,6 +14,13 @@ export interface AskContext {
    * so a Host that persists asks can find the answer a replayed ask already has.
    */
   effect?: { chain: string; seq: number };
+  /**
+   * Which ask of the effect this is, when one effect asks more than once (an MCP tool's
+   * elicitation of several fields): 0, the default, is the effect's own ask id; N adds `.N`.
+   */
+  part?: number;
+  /** The answers the asker takes, when it takes only some (an MCP elicitation's enum). */
+  choices?: string[];
 }
 
 /** Where asks go. */

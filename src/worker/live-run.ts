@@ -218,6 +218,7 @@ export class LiveRun {
         manifest: pack.manifest,
         call: (tool, args, context) => track(() => pack.call(tool, args, context)),
         ...(pack.unavailableReason ? { unavailableReason: (services) => pack.unavailableReason!(services) } : {}),
+        ...(pack.dispose ? { dispose: () => pack.dispose!() } : {}),
       }),
     );
     const models: ModelDirectory = {
