@@ -6,6 +6,7 @@ import { requireApiToken } from './auth.ts';
 import type { Env } from './env.ts';
 import { ApiError, errorResponse } from './http-error.ts';
 import { hookRoutes } from './routes/hooks.ts';
+import { packRoutes } from './routes/packs.ts';
 import { promptRoutes } from './routes/prompts.ts';
 import { runRoutes } from './routes/runs.ts';
 import { checkPathEncoding } from './request-path.ts';
@@ -25,7 +26,9 @@ export function createApp(): Hono<{ Bindings: Env }> {
   app.get('/health', (c) => c.json({ ok: true }));
   app.use('/prompts', requireApiToken);
   app.use('/prompts/*', requireApiToken);
+  app.use('/packs', requireApiToken);
   app.route('/', promptRoutes);
+  app.route('/', packRoutes);
   app.route('/', runRoutes);
   app.route('/', hookRoutes);
   app.notFound((c) => {
