@@ -25,6 +25,13 @@ export interface Elicitation {
 /** How long the handshake and a `tools/list` page may take. */
 export const MCP_CONNECT_TIMEOUT_MS = 10_000;
 
+/**
+ * How often a call under way pings the server. A server that dies mid-call can close its
+ * stream without a word (no error, no response): the SDK would wait for the response
+ * forever. A failed ping ends the call.
+ */
+export const MCP_PING_MS = 5_000;
+
 /** Client name and version the server sees. */
 const CLIENT_INFO = { name: 'runvil', version: '0.1.0' };
 
@@ -78,16 +85,32 @@ export class McpConnection {
     handlers: { signal: AbortSignal; onProgress?: (progress: { progress: number; total?: number; message?: string }) => void; onElicit?: (request: Elicitation) => Promise<ElicitResult> },
   ): Promise<{ content?: unknown; structuredContent?: unknown; isError?: unknown }> {
     this.elicit = handlers.onElicit ?? null;
+    const controller = new AbortController();
+    const abort = () => controller.abort();
+    handlers.signal.addEventListener('abort', abort);
+    if (handlers.signal.aborted) abort();
+    let pingFailure: unknown = null;
+    const pinger = setInterval(() => {
+      this.client.ping({ timeout: MCP_CONNECT_TIMEOUT_MS }).catch((error: unknown) => {
+        pingFailure ??= error;
+        controller.abort();
+      });
+    }, MCP_PING_MS);
     try {
       const result = await this.client.callTool({ name, arguments: args }, undefined, {
-        signal: handlers.signal,
+        signal: controller.signal,
         // The SDK's own timer would end a call whose operator takes a while; the caller's watchdog decides instead.
         timeout: 2_147_483_647,
         ...(handlers.onProgress ? { onprogress: handlers.onProgress, resetTimeoutOnProgress: true } : {}),
       });
       // The legacy form `{ toolResult }` (protocol 2024-10-07) carries no content.
       return result as { content?: unknown; structuredContent?: unknown; isError?: unknown };
+    } catch (error) {
+      if (pingFailure !== null) throw new Error(`it stopped answering during the call: ${shortReason(pingFailure)}`);
+      throw error;
     } finally {
+      clearInterval(pinger);
+      handlers.signal.removeEventListener('abort', abort);
       this.elicit = null;
     }
   }
