@@ -19,8 +19,10 @@ export interface AskContext {
    * elicitation of several fields): 0, the default, is the effect's own ask id; N adds `.N`.
    */
   part?: number;
-  /** The answers the asker takes, when it takes only some (an MCP elicitation's enum). */
+  /** The answers the ask takes; any other is refused. Absent: any text. */
   choices?: string[];
+  /** Seconds the operator has to answer; then the ask closes and fails with OPERATOR_WINDOW_CLOSED. */
+  timeout?: number;
 }
 
 /** Where asks go. */

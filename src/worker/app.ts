@@ -7,6 +7,7 @@ import type { Env } from './env.ts';
 import { ApiError, errorResponse } from './http-error.ts';
 import { hookRoutes } from './routes/hooks.ts';
 import { packRoutes } from './routes/packs.ts';
+import { listRoutes } from './routes/lists.ts';
 import { promptRoutes } from './routes/prompts.ts';
 import { runRoutes } from './routes/runs.ts';
 import { checkPathEncoding } from './request-path.ts';
@@ -29,6 +30,7 @@ export function createApp(): Hono<{ Bindings: Env }> {
   app.use('/packs', requireApiToken);
   app.route('/', promptRoutes);
   app.route('/', packRoutes);
+  app.route('/', listRoutes);
   app.route('/', runRoutes);
   app.route('/', hookRoutes);
   app.notFound((c) => {
