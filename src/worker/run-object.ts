@@ -13,7 +13,6 @@ import type { Operator } from '../host/operator.ts';
 import { snapshotPacks, snapshotPacksToPacks } from '../host/configured-packs.ts';
 import { askIdOf, chainOfAsk } from './ask-broker.ts';
 import { deploymentConfig } from './deployment.ts';
-import { textVars } from './env.ts';
 import { parsePromptCached } from './parsed-prompts.ts';
 import type { Env } from './env.ts';
 import { eventStream, resumePoint } from './event-stream.ts';
