@@ -5,6 +5,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { MemoryCallLedger } from '../host/memory-call-ledger.ts';
+import { snapshotPacks, snapshotPacksToPacks, type ProgressListener } from '../host/configured-packs.ts';
 import { CallbackListener } from './callback-listener.ts';
 import { fixtureHost } from '../host/fixture-host.ts';
 import type { HostConfig } from '../host/host.ts';
@@ -43,9 +44,16 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
   const listener = new CallbackListener(runId ?? 'run-1', callbackPort(io.env));
   const calls = new MemoryCallLedger({ callback: (callId) => listener.callback(callId) });
   listener.deliver = (callId, result) => calls.deliver(callId, result);
-  const host: HostConfig = fixture
+  const base: HostConfig = fixture
     ? { ...fixtureHost(fixture.host, [], fixture.model), operator }
     : { ...localHost(io.env, operator, command.model, config), calls };
+  // The configured MCP Packs the prompt declares, with their tool lists read now.
+  const snapshots = await snapshotPacks(config, prompt, io.env);
+  const progress: ProgressListener = (tool, context, step) => {
+    const event = { type: 'tool_progress', task: context.effect?.chain ?? '0', tool, ...step };
+    if (command.events) io.err(`${JSON.stringify(event)}\n`);
+  };
+  const host: HostConfig = { ...base, packs: [...base.packs, ...snapshotPacksToPacks(snapshots, io.env, progress)] };
   // A real run gets a fresh seed, so its untrusted-input nonce cannot be guessed; a scripted one is repeatable.
   const seed = command.seed ?? fixture?.seed ?? (fixture ? '0' : randomUUID());
 

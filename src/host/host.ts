@@ -47,11 +47,16 @@ export async function runOnHost(platform: LuaPlatform, host: HostConfig, options
     ...(host.calls ? { calls: host.calls } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  return runPrompt({
-    ...options,
-    runId,
-    platform,
-    harness,
-    ...(prepared.ok ? { catalog: prepared.catalog } : { requirementsNotice: prepared.notice }),
-  });
+  try {
+    return await runPrompt({
+      ...options,
+      runId,
+      platform,
+      harness,
+      ...(prepared.ok ? { catalog: prepared.catalog } : { requirementsNotice: prepared.notice }),
+    });
+  } finally {
+    // Connections a Pack kept for the run's next call (an MCP server's) close with the run.
+    await Promise.all(host.packs.map((pack) => pack.dispose?.().catch(() => undefined)));
+  }
 }

@@ -10,9 +10,11 @@ import type { JournalEntry } from '../engine/journal.ts';
 import type { RunOutcome } from '../engine/run.ts';
 import type { HostConfig } from '../host/host.ts';
 import type { Operator } from '../host/operator.ts';
-import { chainOfAsk } from './ask-broker.ts';
+import { snapshotPacks, snapshotPacksToPacks } from '../host/configured-packs.ts';
+import { askIdOf, chainOfAsk } from './ask-broker.ts';
 import { resolveConfigValue, type DeploymentConfig } from '../config/deployment-config.ts';
 import { deploymentConfig } from './deployment.ts';
+import { parsePromptCached } from './parsed-prompts.ts';
 import type { ToolResult } from '../host/tool-calls.ts';
 import { closeOpenCalls, expireCalls, nextCallDeadline, pendingCall, takeResult } from './call-broker.ts';
 import { callToken } from './call-token.ts';
@@ -86,6 +88,39 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   /** The deployment's configuration (runvil.yaml, bundled). */
   protected config(): DeploymentConfig {
     return deploymentConfig();
+  }
+
+  /**
+   * Reads the tool lists of the configured MCP Packs the prompt declares, once: the run
+   * keeps them (run-state.ts `packs`), so a resume or a replay offers the same tools
+   * whatever the server lists later, and needs no round trip to start.
+   */
+  private async preparePacks(): Promise<void> {
+    if (this.state.packSnapshots() !== null) return;
+    const meta = this.state.meta()!;
+    const parsed = parsePromptCached(this.state.source(), `${meta.prompt}.md`);
+    const snapshots = parsed.ok ? await snapshotPacks(deploymentConfig(), parsed.prompt, textVars(this.env)) : [];
+    this.state.putPackSnapshots(snapshots);
+  }
+
+  /** The Host with the configured Packs the run was prepared with; their progress notifications become `tool_progress` events. */
+  private withConfiguredPacks(host: HostConfig): HostConfig {
+    const snapshots = this.state.packSnapshots() ?? [];
+    if (snapshots.length === 0) return host;
+    const packs = snapshotPacksToPacks(snapshots, textVars(this.env), (tool, context, step) => {
+      this.state.appendEvent({
+        type: 'tool_progress',
+        section: null,
+        task: context.effect?.chain ?? '0',
+        turn: 0,
+        tool,
+        call: context.effect ? askIdOf(context.effect) : null,
+        progress: step.progress,
+        total: step.total ?? null,
+        message: step.message ?? null,
+      });
+    });
+    return { ...host, packs: [...host.packs, ...packs] };
   }
 
   /** Called after each new journal entry is committed; a seam for fault-injection tests. */
@@ -340,7 +375,8 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     }
     const live = new LiveRun({
       state: this.state,
-      host: (operator) => this.host(operator),
+      prepare: () => this.preparePacks(),
+      host: (operator) => this.withConfiguredPacks(this.host(operator)),
       journaled: (index, entry) => this.afterJournal(index, entry),
       changed: () => this.refreshStatus(),
       callbacks: (callId) => this.callbackOf(callId),
