@@ -35,7 +35,7 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
 
   const operator = commandLineOperator([...(fixture?.answers ?? []), ...command.answers], io);
   const host: HostConfig = fixture
-    ? { ...fixtureHost(fixture.host, [], fixture.model), operator }
+    ? { ...fixtureHost(fixture.host, [], fixture.model, fixture.recorded), operator }
     : localHost(io.env, operator, command.model);
   // A real run gets a fresh seed, so its untrusted-input nonce cannot be guessed; a scripted one is repeatable.
   const seed = command.seed ?? fixture?.seed ?? (fixture ? '0' : randomUUID());

@@ -67,8 +67,9 @@ async function runTest(platform: LuaPlatform, test: PromptTest, entryTimeoutSeco
       const at = test.place(Object.hasOwn(test.args, args.arg) ? ['args', args.arg] : ['args']);
       return [`${placePrefix({ file: test.file, ...at })}${args.message}`];
     }
+    const host = fixtureHost(test.host, test.answers, test.model, test.recorded);
     try {
-      outcome = await runOnHost(platform, fixtureHost(test.host, test.answers, test.model), {
+      outcome = await runOnHost(platform, host, {
         prompt: parsed.prompt,
         args: args.args,
         seed: test.seed ?? '0',
@@ -76,6 +77,13 @@ async function runTest(platform: LuaPlatform, test: PromptTest, entryTimeoutSeco
       });
     } catch (error) {
       return [`the run threw instead of ending: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`];
+    }
+    // A recorded call the run never made is a change in what the run does, as a different one is.
+    const unused = host.recording?.unused() ?? [];
+    const offRecording = outcome.status === 'failed' && outcome.error.kind === 'Determinism';
+    if (unused.length > 0 && !offRecording) {
+      const more = unused.length > 1 ? ` (and ${unused.length - 1} more)` : '';
+      return [...judge(test.expect, outcome), `the run ended without making ${unused.length} recorded tool call(s); the first it never made: ${unused[0]}${more}`];
     }
   }
   return judge(test.expect, outcome);

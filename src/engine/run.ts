@@ -34,6 +34,12 @@ export interface RunOptions {
   runId?: string;
   /** A journal to replay before going live. */
   journal?: readonly JournalEntry[];
+  /**
+   * Called once the run has taken every entry of `journal` (at its start when there is none):
+   * from there on it is live. A fork checks with it that a prompt reproduces a journal's
+   * first entries, and stops the run there.
+   */
+  onReplayed?: () => void;
   /** Called with each new journal entry before its answer reaches Lua (persist it here). */
   onJournal?: (entry: JournalEntry) => void | Promise<void>;
   onEvent?: (event: RunEvent) => void;
@@ -82,6 +88,7 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
   const meter = new RunMeter(limits, (message) => stop.exceed(message));
   events.meter = (seq, event) => meter.event(seq, event);
   effects.meter = meter;
+  effects.onReplayed = options.onReplayed;
   const scheduler = new Scheduler({
     runId: options.runId ?? 'run-1',
     effects,
@@ -123,6 +130,7 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
     return fail(run, { kind: 'RequirementsUnmet', message: options.requirementsNotice });
   }
   for (const line of run.catalog.log) events.emit('log', place, { message: line });
+  effects.begin();
   const ended = await scheduler.run(async () => {
     const end = await walk(run);
     // The run ends with its main chain: tasks still running end with it.
@@ -134,7 +142,7 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
   if (ended.status === 'completed' && effects.unconsumed() > 0) {
     return fail(run, {
       kind: 'Determinism',
-      message: `the run ended with ${effects.unconsumed()} journaled effect(s) it never asked for; the prompt no longer does what the journal recorded`,
+      message: `the run ended with ${effects.unconsumed()} journaled effect(s) it never asked for; the prompt no longer does what the journal recorded (the first it never reached: ${effects.firstUnreached()})`,
     });
   }
   if (ended.status === 'failed') return fail(run, ended.error);

@@ -11,6 +11,7 @@ import type { HostConfig } from './host.ts';
 import { ScriptedOperator } from './operator.ts';
 import type { Pack } from './pack.ts';
 import { fixturePack, type FixturePackSpec } from './fixture-pack.ts';
+import { Recording, type RecordedCall } from './recording.ts';
 
 /** What a fixture Host serves, as a test file's `host:` key describes it. */
 export interface FixtureHostSpec {
@@ -29,8 +30,16 @@ export interface FixtureHostSpec {
 /** The time `sys.now()` reads on a fixture Host: 2025-01-01T00:00:00Z, in milliseconds. */
 export const FIXTURE_NOW = Date.UTC(2025, 0, 1);
 
-/** Builds the fixture Host of one run. */
-export function fixtureHost(spec: FixtureHostSpec, answers: readonly string[], modelScript: readonly ScriptedReply[]): HostConfig {
+/**
+ * Builds the fixture Host of one run. `recorded` (a test file's `recorded:`) answers catalog
+ * tool calls before the Packs do, chain by chain in call order (recording.ts).
+ */
+export function fixtureHost(
+  spec: FixtureHostSpec,
+  answers: readonly string[],
+  modelScript: readonly ScriptedReply[],
+  recorded: readonly RecordedCall[] = [],
+): HostConfig {
   const web = spec.web ?? {};
   const pages = web !== false && 'pages' in web ? (web.pages ?? {}) : {};
   const [webPack, userInputPack, subagentsPack] = runvilPacks({
@@ -60,6 +69,7 @@ export function fixtureHost(spec: FixtureHostSpec, answers: readonly string[], m
     models: { provider: () => model },
     operator: new ScriptedOperator(answers),
     clock: () => FIXTURE_NOW,
+    ...(recorded.length > 0 ? { recording: new Recording(recorded) } : {}),
   };
 }
 
