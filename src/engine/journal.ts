@@ -133,6 +133,9 @@ export class EffectRunner {
   /** The run's caps on files and on the journal (run-meter.ts). */
   meter: RunMeter | undefined;
 
+  /** The journaled entry at the first step where the run asked for something else, once it has. */
+  divergedAt: JournalEntry | undefined;
+
   /** Called once, when the run has taken every journaled entry (at once for an empty journal): from here on it is live. */
   onReplayed: (() => void) | undefined;
 
@@ -167,6 +170,7 @@ export class EffectRunner {
     if (problem !== undefined) return { seq, answer: failed('limit', problem) };
     if (!recorded) return { seq };
     if (!sameJson(recorded.request, request)) {
+      this.divergedAt ??= recorded;
       const where = section === undefined ? '' : `, ${sectionWords(section)}`;
       throw new DeterminismViolation(
         `the run diverged from its journal at effect ${seq} of chain ${chain}${where}: ${differenceWords(recorded.request, request)}`,
@@ -232,14 +236,19 @@ export class EffectRunner {
    * when the run took them all.
    */
   firstUnreached(): string | undefined {
-    if (this.unconsumed() === 0) return undefined;
-    const taken = new Set(this.entries);
-    const entry = this.replay.find((candidate) => !taken.has(candidate));
+    const entry = this.firstUnreachedEntry();
     if (!entry) return undefined;
     const request = entry.request;
     const section = request.op === 'tool.call' ? `, ${sectionWords(request.origin?.section)}` : '';
     const step = entry.chain === SCHEDULER_CHAIN ? `scheduler step ${entry.seq}` : `effect ${entry.seq} of chain ${entry.chain}`;
     return `${step}${section}: ${effectWords(request)}`;
+  }
+
+  /** The first journaled entry, in journal order, that the run never took; undefined when it took them all. */
+  firstUnreachedEntry(): JournalEntry | undefined {
+    if (this.unconsumed() === 0) return undefined;
+    const taken = new Set(this.entries);
+    return this.replay.find((candidate) => !taken.has(candidate));
   }
 
   /** Journals nothing more: answers that land after the run ended are dropped. */

@@ -77,7 +77,19 @@ export interface RunOptions {
 /** How a run ended. */
 export type RunOutcome =
   | { status: 'completed'; result: string; events: RunEvent[]; journal: JournalEntry[]; usage?: RunUsage }
-  | { status: 'failed'; error: RunError; events: RunEvent[]; journal: JournalEntry[]; usage?: RunUsage };
+  | {
+      status: 'failed';
+      error: RunError;
+      events: RunEvent[];
+      journal: JournalEntry[];
+      usage?: RunUsage;
+      /**
+       * For a run that left its journal (Determinism), or ended before taking all of it: the
+       * journaled entry where it did (the one held at the step that differs, else the first
+       * it never reached). A fork cuts its journal there.
+       */
+      diverged?: JournalEntry;
+    };
 
 /** Runs a prompt to its end. */
 export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
@@ -157,7 +169,8 @@ function macrotask(): Promise<void> {
 
 function fail(run: RunContext, error: RunError): RunOutcome {
   run.events.emit('run_failed', { section: null, task: '0', turn: 0 }, { error: { kind: error.kind, message: error.message }, usage: { ...run.usage } });
-  return { status: 'failed', error, events: run.events.all(), journal: run.effects.journal(), usage: run.usage };
+  const diverged = run.effects.divergedAt ?? run.effects.firstUnreachedEntry();
+  return { status: 'failed', error, events: run.events.all(), journal: run.effects.journal(), usage: run.usage, ...(diverged ? { diverged } : {}) };
 }
 
 type WalkEnd = { status: 'completed'; result: string } | { status: 'failed'; error: RunError };

@@ -7,6 +7,7 @@ import type { Env } from './env.ts';
 import { ApiError, errorResponse } from './http-error.ts';
 import { hookRoutes } from './routes/hooks.ts';
 import { promptRoutes } from './routes/prompts.ts';
+import { replayRoutes } from './routes/replays.ts';
 import { runRoutes } from './routes/runs.ts';
 import { checkPathEncoding } from './request-path.ts';
 
@@ -27,6 +28,7 @@ export function createApp(): Hono<{ Bindings: Env }> {
   app.use('/prompts/*', requireApiToken);
   app.route('/', promptRoutes);
   app.route('/', runRoutes);
+  app.route('/', replayRoutes);
   app.route('/', hookRoutes);
   app.notFound((c) => {
     const path = c.req.path.length > 200 ? `${c.req.path.slice(0, 200)}...` : c.req.path;
