@@ -80,7 +80,26 @@ export function parseScriptFile(text: string): FormatOutcome<Fixture> {
 
 /** Reads and checks one test file; `file` is its path as found. */
 export async function loadTestFile(file: string): Promise<FormatOutcome<PromptTest>> {
-  const parsed = parseShaped(await readFile(file, 'utf8'), validateTestFile, 'the test file');
+  return readTestText(await readFile(file, 'utf8'), file, async (name) => {
+    const path = resolve(dirname(file), name);
+    const info = await stat(path).catch(() => null);
+    if (!info?.isFile()) return `the prompt file ${name} does not exist (looked for ${path})`;
+    // The prompt is named relative to the test file, so its messages do not depend on where runvil runs.
+    return { text: await readFile(path, 'utf8'), name: relative(dirname(resolve(file)), path) };
+  });
+}
+
+/**
+ * Checks a test file's text; `file` names it in messages, and `readPrompt` reads the prompt
+ * file a `prompt:` key names (a string is why it cannot). A test with its prompt inline
+ * (`source:`, as a run's test file has) reads no file.
+ */
+export async function readTestText(
+  text: string,
+  file: string,
+  readPrompt: (name: string) => Promise<PromptTest['prompt'] | string>,
+): Promise<FormatOutcome<PromptTest>> {
+  const parsed = parseShaped(text, validateTestFile, 'the test file');
   if (!parsed.ok) return parsed;
   const raw = parsed.value as RawTest;
   const problems: ShapeProblem[] = [];
@@ -93,11 +112,9 @@ export async function loadTestFile(file: string): Promise<FormatOutcome<PromptTe
   } else if (raw.source !== undefined) {
     prompt = { text: String(raw.source), name: basename(file) };
   } else if (raw.prompt !== undefined) {
-    const path = resolve(dirname(file), String(raw.prompt));
-    const info = await stat(path).catch(() => null);
-    if (!info?.isFile()) problem(['prompt'], `the prompt file ${String(raw.prompt)} does not exist (looked for ${path})`);
-    // The prompt is named relative to the test file, so its messages do not depend on where runvil runs.
-    else prompt = { text: await readFile(path, 'utf8'), name: relative(dirname(resolve(file)), path) };
+    const read = await readPrompt(String(raw.prompt));
+    if (typeof read === 'string') problem(['prompt'], read);
+    else prompt = read;
   } else {
     problems.push({ message: 'a test needs `prompt:` (the prompt file) or `source:` (the prompt text)', line: 1, column: 1 });
   }
