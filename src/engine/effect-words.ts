@@ -57,9 +57,19 @@ export function differenceWords(recorded: EffectRequest | StepRequest, now: Effe
     return `the journal recorded ${before} over the conversation as it stood then; the prompt now sends ${after} over a different conversation (the section's prose, the messages before it, the tools offered or the model config changed)${lastMessageWords(now)}`;
   }
   if (recorded.op === 'tool.call' && now.op === 'tool.call' && recorded.tool === now.tool) {
-    return `the journal recorded ${before}; the prompt now asks for the same tool with arguments ${clip(canonicalJson(now.args ?? {}))}`;
+    const args = clip(canonicalJson(now.args ?? {}));
+    if (args !== clip(canonicalJson(recorded.args ?? {}))) return `the journal recorded ${before}; the prompt now asks for the same tool with arguments ${args}`;
+    // The same tool and arguments: the call differs in who made it.
+    return `the journal recorded ${before} ${callerWords(recorded)}; the prompt now makes it ${callerWords(now)}`;
   }
   return `the journal recorded ${before}; the prompt now asks for ${after}`;
+}
+
+/** Who made a tool call: the caller, the section, the run (execution) and the model's call id. */
+function callerWords(request: Extract<EffectRequest, { op: 'tool.call' }>): string {
+  const origin = request.origin;
+  const id = request.call_id === null ? '' : ` as its call ${JSON.stringify(request.call_id)}`;
+  return `from ${origin?.caller === 'model' ? 'the model' : 'Lua'}${id} ${sectionWords(origin?.section)} of run ${JSON.stringify(origin?.execution ?? '')}`;
 }
 
 /** `; its last message now: user: "…"` for a model round whose request is at hand, else nothing. */

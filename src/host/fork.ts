@@ -53,6 +53,18 @@ export function forkPrefix(journal: readonly JournalEntry[], at: number, answers
   return { ok: true, journal: prefix, firstReplaced };
 }
 
+/**
+ * The journal as the run `runId` would have made it: a tool call's request names the run
+ * that made it (`origin.execution`, `sys.execution`), which for a fork is the fork.
+ */
+export function rebaseJournal(journal: readonly JournalEntry[], from: string, runId: string): JournalEntry[] {
+  return journal.map((entry) => {
+    const request = entry.request;
+    if (request.op !== 'tool.call' || request.origin?.execution !== from) return entry;
+    return { ...entry, request: { ...request, origin: { ...request.origin, execution: runId } } };
+  });
+}
+
 /** What a fork's prompt replays. */
 export interface ForkReplay {
   platform: LuaPlatform;

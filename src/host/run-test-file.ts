@@ -8,7 +8,8 @@
  * reproduces the run offline, with no network, model or operator.
  */
 import { stringify } from 'yaml';
-import type { JournalEntry } from '../engine/journal.ts';
+import { effectWords, sectionWords } from '../engine/effect-words.ts';
+import { SCHEDULER_CHAIN, type JournalEntry } from '../engine/journal.ts';
 import type { Json } from '../prompt/types.ts';
 import type { PackManifest } from './pack.ts';
 import { ASK_TOOL } from './recording.ts';
@@ -46,9 +47,27 @@ export function runTestFile(run: EndedRun): string {
   file.expect = expect;
   const header =
     `# The run ${run.run_id} of the prompt ${run.prompt}, as a prompt test: \`runvil test\` replays it\n` +
-    '# offline (model replies, operator answers and recorded tool outputs as the run got them).\n';
+    '# offline (model replies, operator answers and recorded tool outputs as the run got them).\n' +
+    journalMap(run.journal);
   // Block scalars keep a prompt's text as the prompt's author wrote it; no line folding.
   return header + stringify(file, { lineWidth: 0, blockQuote: 'literal' });
+}
+
+/**
+ * The run's journal as comment lines, one per entry, numbered from 1: a fork at N
+ * (`POST /runs/:id/fork {"at": N}`, `runvil run --from FILE --until N`) starts after entry N.
+ */
+function journalMap(journal: readonly JournalEntry[]): string {
+  if (journal.length === 0) return '';
+  const lines = journal.map((entry, index) => {
+    const { request } = entry;
+    const where = entry.chain === SCHEDULER_CHAIN ? 'scheduler' : `${entry.chain}-${entry.seq}`;
+    const section = request.op === 'tool.call' ? ` ${sectionWords(request.origin?.section)}` : '';
+    const failure = entry.answer.ok ? '' : ' (failed)';
+    // One line each: a newline in an argument would end the comment.
+    return `#   ${index + 1}. [${where}] ${effectWords(request)}${section}${failure}`.replace(/[\r\n]+/g, ' ');
+  });
+  return `# Its journal (a fork at N starts after entry N; [chain-seq] of an ask is its ask id):\n${lines.join('\n')}\n`;
 }
 
 /** The model replies, operator answers and recorded tool calls of a journal, each in the order the run made them. */

@@ -4,7 +4,7 @@
  * object (run-object.ts) calls these with its state and Host.
  */
 import type { JournalEntry } from '../engine/journal.ts';
-import { checkFork } from '../host/fork.ts';
+import { checkFork, rebaseJournal } from '../host/fork.ts';
 import type { HostConfig } from '../host/host.ts';
 import { runTestFile } from '../host/run-test-file.ts';
 import { isolatePlatform } from './lua-platform.ts';
@@ -65,7 +65,7 @@ export async function checkedForkJournal(spec: ForkSpec, host: HostConfig, runId
     args: spec.args,
     seed: spec.seed,
     runId,
-    prefix: { ok: true, journal: spec.journal, firstReplaced: spec.first_replaced },
+    prefix: { ok: true, journal: rebaseJournal(spec.journal, spec.forked_from.run_id, runId), firstReplaced: spec.first_replaced },
   });
   if (!checked.ok) {
     return { ok: false, status: 409, message: `the prompt cannot reproduce the first ${spec.forked_from.at} journal entries of run ${spec.forked_from.run_id}: ${checked.message}` };
