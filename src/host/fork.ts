@@ -148,3 +148,22 @@ function dryHost(host: HostConfig): HostConfig {
     operator: new ScriptedOperator([]),
   };
 }
+
+/** A change a store effect made to a run's files. */
+export type StoreChange = { op: 'write' | 'append'; path: string; text: string } | { op: 'delete'; path: string };
+
+/** The change a journaled store effect made to the run's files (a fork's files start as the original's stood at N). */
+export function fileChangesOf(entry: JournalEntry): StoreChange[] {
+  const { request, answer } = entry;
+  if (!answer.ok) return [];
+  switch (request.op) {
+    case 'store.write':
+      return [{ op: 'write', path: request.path, text: request.text }];
+    case 'store.append':
+      return [{ op: 'append', path: request.path, text: request.text }];
+    case 'store.delete':
+      return [{ op: 'delete', path: request.path }];
+    default:
+      return [];
+  }
+}

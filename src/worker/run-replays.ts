@@ -10,7 +10,7 @@ import { runTestFile } from '../host/run-test-file.ts';
 import { isolatePlatform } from './lua-platform.ts';
 import { parsePromptCached } from './parsed-prompts.ts';
 import type { ForkSource, ForkSpec, Refusal } from './run-object-api.ts';
-import type { FileChange, RunState } from './run-state.ts';
+import type { RunState } from './run-state.ts';
 import { isFinal } from './run-view.ts';
 
 /** The test file of the run `state` holds, served by `host`; refused unless the run completed or failed. */
@@ -71,20 +71,4 @@ export async function checkedForkJournal(spec: ForkSpec, host: HostConfig, runId
     return { ok: false, status: 409, message: `the prompt cannot reproduce the first ${spec.forked_from.at} journal entries of run ${spec.forked_from.run_id}: ${checked.message}` };
   }
   return checked;
-}
-
-/** The change a journaled store effect made to the run's files (a fork's files start as the original's stood). */
-export function fileChangesOf(entry: JournalEntry): FileChange[] {
-  const { request, answer } = entry;
-  if (!answer.ok) return [];
-  switch (request.op) {
-    case 'store.write':
-      return [{ op: 'write', path: request.path, text: request.text }];
-    case 'store.append':
-      return [{ op: 'append', path: request.path, text: request.text }];
-    case 'store.delete':
-      return [{ op: 'delete', path: request.path }];
-    default:
-      return [];
-  }
 }
