@@ -149,7 +149,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
 function parseRun(argv: string[]): Command {
   const { values, positionals } = parse(argv, RUN_OPTIONS, 'run');
   if (values.help) return { command: 'help', topic: 'run' };
-  if (positionals.length === 0 && values.from === undefined) throw new UsageError('runvil run needs a prompt file: runvil run PROMPT.md (or --from FILE.test.yaml)');
+  if (positionals.length === 0 && values.from === undefined) throw new UsageError('runvil run needs a prompt file: runvil run PROMPT.md');
   if (positionals.length > 1) throw new UsageError(`runvil run takes one prompt file, got ${positionals.length}: ${positionals.join(' ')}`);
   if (values.until !== undefined && values.from === undefined) throw new UsageError('--until goes with --from FILE.test.yaml: it says how many of the recorded run\'s journal entries the run starts with');
   const command: RunCommand = {
