@@ -62,6 +62,8 @@ export interface RunCommand {
    * when the test's own prompt runs.
    */
   from?: { file: string; until?: number };
+  /** `--config FILE`: the deployment's configuration (default ./runvil.yaml when present). */
+  config?: string;
 }
 
 /** Options of `runvil check`. */
@@ -110,6 +112,7 @@ const RUN_OPTIONS = {
   'entry-timeout': { type: 'string' },
   from: { type: 'string' },
   until: { type: 'string' },
+  config: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 
@@ -133,7 +136,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
     case 'check': {
       const { values, positionals } = parse(rest, HELP_ONLY, 'check');
       if (values.help) return { command: 'help', topic: 'check' };
-      if (positionals.length === 0) throw new UsageError('runvil check needs at least one prompt file');
+      if (positionals.length === 0) throw new UsageError('runvil check needs at least one prompt file (or runvil.yaml)');
       return { command: 'check', files: positionals };
     }
     case 'test': {
@@ -180,6 +183,7 @@ function parseRun(argv: string[]): Command {
       command.from.until = Number(until);
     }
   }
+  if (values.config !== undefined) command.config = values.config;
   const max = values['max-instructions'];
   if (max !== undefined) {
     if (!/^[1-9][0-9]*$/.test(max) || !Number.isSafeInteger(Number(max))) {

@@ -63,6 +63,8 @@ replayRoutes.post('/runs/:id/fork', requireApiToken, async (c) => {
       args: args.args,
       seed: from.seed,
       timeout_seconds: runTimeoutSeconds(c.env.RUNVIL_RUN_TIMEOUT_SECONDS),
+      // Answer URLs in the fork's notifications are made on the origin the fork was asked on.
+      origin: new URL(c.req.url).origin,
       journal: prefix.journal,
       first_replaced: prefix.firstReplaced,
       forked_from: { run_id: id, at },
