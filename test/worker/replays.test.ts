@@ -173,6 +173,14 @@ describe('a fork at step N with a changed answer', () => {
     expect((await call('POST', `/runs/${started.run_id}/asks/${askId}`, { body: { answer: 'Monday' }, token: await askToken(testEnv, original.run_id, askId) })).status).toBe(401);
     await json(await call('POST', `/runs/${started.run_id}/asks/${askId}`, { body: { answer: 'Monday' }, token }), 200);
     expect((await drive(started.run_id, [])).result).toMatch(/^Ada\|Monday\|tick-Ada\|/);
+    // Listed among the prompt's runs, as any run is.
+    let listed = false;
+    for (let i = 0; i < 200 && !listed; i++) {
+      const page = await json<{ runs: { run_id: string }[] }>(await call('GET', '/runs?prompt=forkable&limit=100'), 200);
+      listed = page.runs.some((run) => run.run_id === started.run_id);
+      if (!listed) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(listed).toBe(true);
   });
 
   it('goes on with a new source that reproduces the first N entries', async () => {
