@@ -30,7 +30,7 @@ const journal: JournalEntry[] = [
 const text = runTestFile({
   run_id: 'r1',
   prompt: 'p',
-  source: `---\nname: p\ndescription: d\nruntime: 0\n---\n# P\n\n## S\nProse with trailing spaces   \n\ttabbed\n`,
+  source: `---\nname: p\ndescription: d\nrunvil: 0\n---\n# P\n\n## S\nProse with trailing spaces   \n\ttabbed\n`,
   args: { who: HOSTILE[4]! },
   seed: '0x10',
   journal,
