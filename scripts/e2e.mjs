@@ -17,11 +17,15 @@
  * from Lua (wrapped as untrusted); a declared server that is down refuses the run with the
  * requirements notice; a server stopped during a call fails it with the message. The
  * command line (`runvil run --config --script`) offers the same tools to the scripted model.
- * Offline; state in a fresh directory.
+ *
+ * The first run's test file, fetched over HTTP (GET /runs/:id/test.yaml), passes
+ * `runvil test` in a fresh folder, and a fork of it with the first answer changed completes
+ * with what that answer leads to. Offline; state in a fresh directory.
  */
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFileSync } from 'node:fs';
@@ -256,6 +260,29 @@ async function main() {
   await api('POST', `/runs/${runId}/asks/${again.pending[0].ask_id}`, { body: { answer: 'again' }, expect: 409 });
   await api('POST', `/runs/${runId}/asks/${again.pending[0].ask_id}`, { body: { answer: 'Friday' }, bearer: again.pending[0].token });
   step(`read the file and ${events.length} events; the same answer again gets 200, another 409`);
+
+  // The run as a test file: fetched over HTTP and run by `runvil test` in a folder of its own, offline.
+  const testFile = await api('GET', `/runs/${runId}/test.yaml`);
+  const folder = mkdtempSync(join(tmpdir(), 'runvil-e2e-test-'));
+  try {
+    writeFileSync(join(folder, 'intake.test.yaml'), testFile);
+    const tested = await new Promise((resolve) => {
+      execFile(process.execPath, [join(root, 'bin/runvil.mjs'), 'test'], { cwd: folder, env: { PATH: process.env.PATH ?? '', HOME: folder } }, (error, stdout, stderr) => resolve({ code: error ? error.code : 0, stdout, stderr }));
+    });
+    check(tested.code === 0 && /^ok   \S*intake\.test\.yaml\n1 passed, 0 failed\n$/.test(tested.stdout), `runvil test passes the run's test file: ${JSON.stringify(tested)}`);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+  step(`the run's test.yaml (${testFile.length} bytes) passed \`runvil test\` in a fresh folder`);
+
+  // A fork at the end of its journal with the first answer changed: the rest of the journal is stale, and goes on live.
+  const journalLength = testFile.split('\n').filter((line) => /^# {3}\d+\. /.test(line)).length;
+  const forked = await api('POST', `/runs/${runId}/fork?wait=10`, { body: { at: journalLength, answers: { [first.pending[0].ask_id]: 'Eve' } } });
+  check(forked.forked_from?.run_id === runId && forked.forked_from.at === journalLength && forked.status === 'suspended', `the fork waits on the second ask again: ${JSON.stringify(forked)}`);
+  await api('POST', `/runs/${forked.run_id}/asks/${forked.pending[0].ask_id}?wait=10`, { body: { answer: 'Monday' }, bearer: forked.pending[0].token });
+  const forkDone = await untilSettled(forked.run_id);
+  check(forkDone.status === 'completed' && forkDone.result === 'the release: Eve, Monday', `the fork completed with the changed answers: ${JSON.stringify(forkDone)}`);
+  step(`forked run ${runId} at ${journalLength} with another first answer: ${JSON.stringify(forkDone.result)}`);
 
   // A start whose response was lost, retried with its Idempotency-Key, reaches the same run.
   const keyed = async () => (await fetch(`${base}/prompts/e2e-intake/runs`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'idempotency-key': 'e2e-retry-1' }, body: JSON.stringify({ args: { topic: 'the retry' } }) }).then(async (r) => ({ status: r.status, body: await r.json() })));
