@@ -1,24 +1,16 @@
 /**
- * Assembles the Lua runtime layer the Engine loads (as bytecode) into every section VM.
+ * Assembles the Lua runtime layer the Engine loads (as bytecode) into every section VM, from
+ * the `.lua` files of this folder (bundled into sources.generated.ts by scripts/bundle-lua.mjs).
  */
 import type { RuntimeChunk } from '../vm.ts';
-import { BASE_LUA } from './base.lua.ts';
-import { JSON_LUA } from './json.lua.ts';
-import { MODELS_LUA } from './models.lua.ts';
-import { PRELUDE_LUA } from './prelude.lua.ts';
-import { TOOLS_LUA } from './tools.lua.ts';
-import { MAIN_LUA } from './main.lua.ts';
-import { SANDBOX_LUA } from './sandbox.lua.ts';
-import { STATE_LUA } from './state.lua.ts';
-import { TASKS_LUA } from './tasks.lua.ts';
-import { WALK_LUA } from './walk.lua.ts';
+import { LUA_SOURCES } from './sources.generated.ts';
 
 /** The Engine's modules loaded into a VM on first use, by name. */
 export const LAZY_MODULES: Record<string, RuntimeChunk> = {
-  tools: { name: 'runvil.tools', source: TOOLS_LUA },
-  models: { name: 'runvil.models', source: MODELS_LUA },
-  prelude: { name: 'runvil.prelude', source: PRELUDE_LUA },
-  tasks: { name: 'runvil.tasks', source: TASKS_LUA },
+  tools: { name: 'runvil.tools', source: LUA_SOURCES.tools },
+  models: { name: 'runvil.models', source: LUA_SOURCES.models },
+  prelude: { name: 'runvil.prelude', source: LUA_SOURCES.prelude },
+  tasks: { name: 'runvil.tasks', source: LUA_SOURCES.tasks },
 };
 
 const module = (source: string, args: string) => `(function(...)\n${source}\nend)(${args})`;
@@ -32,13 +24,13 @@ let assembled: RuntimeChunk | undefined;
 
 function assemble(): RuntimeChunk {
   const parts = [
-    `local R = ${module(BASE_LUA, '')}`,
-    `R.json = ${module(JSON_LUA, 'R')}`,
-    `local sandbox = ${module(SANDBOX_LUA, 'R')}`,
-    `local state = ${module(STATE_LUA, 'R')}`,
-    `local walk = ${module(WALK_LUA, 'R')}`,
+    `local R = ${module(LUA_SOURCES.base, '')}`,
+    `R.json = ${module(LUA_SOURCES.json, 'R')}`,
+    `local sandbox = ${module(LUA_SOURCES.sandbox, 'R')}`,
+    `local state = ${module(LUA_SOURCES.state, 'R')}`,
+    `local walk = ${module(LUA_SOURCES.walk, 'R')}`,
     `R.walk, R.state, R.sandbox = walk, state, sandbox`,
-    module(MAIN_LUA, 'R, sandbox, state, walk'),
+    module(LUA_SOURCES.main, 'R, sandbox, state, walk'),
   ];
   // Semicolons: a line that starts with '(' would otherwise call the previous line's value.
   return { name: 'runvil', source: parts.join(';\n') };

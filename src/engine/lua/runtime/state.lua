@@ -1,8 +1,5 @@
-/**
- * The run-state globals: var (a view onto the run-wide JSON document the Engine holds),
- * store (the run's files, every call an effect), sys (run facts), log and untrusted.
- */
-export const STATE_LUA = String.raw`
+-- The run-state globals: var (a view onto the run-wide JSON document the Engine holds),
+-- store (the run's files, every call an effect), sys (run facts), log and untrusted.
 local R = ...
 local L = R.leaves
 local json = R.json
@@ -222,4 +219,3 @@ function M.untrusted(text)
 end
 
 return M
-`;

@@ -1,9 +1,6 @@
-/**
- * The runtime's entry point: builds the section's sandbox environment with every Engine
- * global, then defines `__rv_bind`, which gives the VM its entry, and `__rv_main`, the
- * function the Engine runs as the section's thread.
- */
-export const MAIN_LUA = String.raw`
+-- The runtime's entry point: builds the section's sandbox environment with every Engine
+-- global, then defines `__rv_bind`, which gives the VM its entry, and `__rv_main`, the
+-- function the Engine runs as the section's thread.
 local R, sandbox, state, walk = ...
 local L = R.leaves
 local json = R.json
@@ -12,12 +9,10 @@ local json = R.json
 -- (section-entry.ts's template, saved in a memory region), and __rv_bind, below, gives the VM
 -- its entry. So nothing here may ask the Engine about the entry.
 local entry = {}
-R.entry = entry
 R.handler_depth = 0
 
 local main_thread = nil
 local env = sandbox.new_env(function() return main_thread end, state.log)
-R.env = env
 R.env_pairs = sandbox.pairs
 
 -- Every Engine namespace is sealed (state.lua's "Sealing"): a prelude or a block can read
@@ -107,4 +102,3 @@ function __rv_main()
   local err_kind, message = R.describe_error(outcome)
   return 'error', err_kind, message, last_traceback
 end
-`;

@@ -1,13 +1,10 @@
-/**
- * The runtime's private core: captured primitives, error values, the effect protocol and
- * the instruction-budget hook. Every other runtime module receives its table `R`.
- *
- * The Engine drives each section VM's main coroutine by hand: an effect is a plain
- * `coroutine.yield(MARK, 'effect', op, payload)` that the JS driver answers with
- * `ok, value` or `false, kind, message`. No JS function ever calls back into Lua, so no
- * await has to cross a C boundary.
- */
-export const BASE_LUA = String.raw`
+-- The runtime's private core: captured primitives, error values, the effect protocol and
+-- the instruction-budget hook. Every other runtime module receives its table `R`.
+--
+-- The Engine drives each section VM's main coroutine by hand: an effect is a plain
+-- `coroutine.yield(MARK, 'effect', op, payload)` that the JS driver answers with
+-- `ok, value` or `false, kind, message`. No JS function ever calls back into Lua, so no
+-- await has to cross a C boundary.
 local R = {}
 local leaves = {}
 
@@ -77,7 +74,6 @@ local ErrorMT = {
   __metatable = 'runvil.error',
   __tostring = function(e) return e.message end,
 }
-R.ErrorMT = ErrorMT
 
 -- The kind of every error value the runtime made, by the value: a table Lua code built
 -- (or copied, or gave this metatable) is not in it, whatever its kind field says, and a
@@ -237,4 +233,3 @@ function R.scalar_text(v)
 end
 
 return R
-`;

@@ -1,9 +1,6 @@
-/**
- * Conversations: the `messages` records, the `models` global, and models.loop with its
- * scope gate, tool-call batches, local tools and task built-ins ("How the model's tool
- * calls run", "Tool errors").
- */
-export const MODELS_LUA = String.raw`
+-- Conversations: the `messages` records, the `models` global, and models.loop with its
+-- scope gate, tool-call batches, local tools and task built-ins ("How the model's tool
+-- calls run", "Tool errors").
 return function(R, env)
 local L = R.leaves
 local json = R.json
@@ -252,7 +249,7 @@ local function builtin_result(call, turn)
     for _, t in ipairs(allow) do if t == target then allowed = true end end
   end
   if target and not allowed then
-    text = 'task: target ' .. '\96' .. target .. '\96' .. ' is not allowed; allowed targets: ' .. R.name_list(allow)
+    text = 'task: target `' .. target .. '` is not allowed; allowed targets: ' .. R.name_list(allow)
   else
     R.ensure('tasks')
     if target then args.target = target end
@@ -514,4 +511,3 @@ R.model_step = function(e)
   L.reply_done(reply)
 end
 end
-`;

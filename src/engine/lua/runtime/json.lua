@@ -1,18 +1,15 @@
-/**
- * The Lua side of `json`: encode, decode, json.null and json.array().
- *
- * Written in Lua rather than converted through wasmoon because the conversion has to keep
- * what JSON keeps and Lua does not say by itself: integers versus floats, null versus
- * absent, an empty array versus an empty object, and key order (sorted, so the text of a
- * value is the same on every run and every replay).
- */
-export const JSON_LUA = String.raw`
+-- The Lua side of `json`: encode, decode, json.null and json.array().
+--
+-- Written in Lua rather than converted through wasmoon because the conversion has to keep
+-- what JSON keeps and Lua does not say by itself: integers versus floats, null versus
+-- absent, an empty array versus an empty object, and key order (sorted, so the text of a
+-- value is the same on every run and every replay).
 local M = {}
 local R = ...  -- the runtime's private table: R.null (light userdata), R.raise
 
-local type, pairs_raw, next, tostring, select = type, pairs, next, tostring, select
-local string_format, string_byte, string_char, string_find, string_sub, string_gsub =
-  string.format, string.byte, string.char, string.find, string.sub, string.gsub
+local type, next, tostring, select = type, next, tostring, select
+local string_format, string_byte, string_find, string_sub, string_gsub =
+  string.format, string.byte, string.find, string.sub, string.gsub
 local table_concat, table_sort = table.concat, table.sort
 local math_type, math_huge, math_tointeger, math_floor = math.type, math.huge, math.tointeger, math.floor
 local utf8_char = utf8.char
@@ -293,4 +290,3 @@ function M.public()
 end
 
 return M
-`;

@@ -1,8 +1,5 @@
-/**
- * The section walk as Lua sees it: jump, call, require, the prose global, and the entry
- * runner that executes a section's blocks in order under the scalar return rule.
- */
-export const WALK_LUA = String.raw`
+-- The section walk as Lua sees it: jump, call, require, the prose global, and the entry
+-- runner that executes a section's blocks in order under the scalar return rule.
 local R = ...
 local L = R.leaves
 local raw = R.raw
@@ -131,4 +128,3 @@ function M.run_entry(env, entry)
 end
 
 return M
-`;

@@ -1,9 +1,6 @@
-/**
- * The `tasks` global and the model's task built-ins: tasks.spawn returns a task handle,
- * tasks.await and tasks.await_all wait on tasks (a suspension the Engine answers once they
- * end), tasks.fanout runs one arm per item. The Engine (src/engine/tasks.ts) runs them.
- */
-export const TASKS_LUA = String.raw`
+-- The `tasks` global and the model's task built-ins: tasks.spawn returns a task handle,
+-- tasks.await and tasks.await_all wait on tasks (a suspension the Engine answers once they
+-- end), tasks.fanout runs one arm per item. The Engine (src/engine/tasks.ts) runs them.
 return function(R, env)
 local L = R.leaves
 local json = R.json
@@ -218,4 +215,3 @@ function R.task_builtin(name, args)
   return json.try_encode(out), tainted
 end
 end
-`;

@@ -1,12 +1,8 @@
-/**
- * Pack preludes ("Pack preludes"): each declared Pack's prelude runs in a restricted
- * environment of its own, in uses: order, before any block; its globals install into the
- * section, tables sealed at their top level, reserved names refused.
- */
-export const PRELUDE_LUA = String.raw`
+-- Pack preludes ("Pack preludes"): each declared Pack's prelude runs in a restricted
+-- environment of its own, in uses: order, before any block; its globals install into the
+-- section, tables sealed at their top level, reserved names refused.
 return function(R, env)
 local L = R.leaves
-local json = R.json
 local type, ipairs, tostring, math_type = type, ipairs, tostring, math.type
 local table_sort = table.sort
 
@@ -48,7 +44,7 @@ local function seal(name, pack, t)
   return setmetatable({}, {
     __index = t,
     __newindex = function(_, k)
-      R.raise('lua', name .. ' is read-only: Pack ' .. '\96' .. pack .. '\96' .. " defines it; cannot set '" .. key_text(k) .. "'")
+      R.raise('lua', name .. ' is read-only: Pack `' .. pack .. "` defines it; cannot set '" .. key_text(k) .. "'")
     end,
     __pairs = function() return function() return nil end, nil, nil end,
     __metatable = name .. ' is sealed',
@@ -57,7 +53,7 @@ local function seal(name, pack, t)
 end
 
 local function failure(pack, message)
-  return 'Pack ' .. '\96' .. pack .. '\96' .. ': ' .. message
+  return 'Pack `' .. pack .. '`: ' .. message
 end
 
 --- Installs every declared Pack's prelude; raises a lua error naming the Pack on failure.
@@ -96,10 +92,10 @@ function R.install_preludes()
     table_sort(names)
     for _, name in ipairs(names) do
       if reserved[name] then
-        R.raise('lua', failure(pack, 'its prelude defines the global ' .. '\96' .. name .. '\96' .. ', which is reserved as ' .. reserved[name]))
+        R.raise('lua', failure(pack, 'its prelude defines the global `' .. name .. '`, which is reserved as ' .. reserved[name]))
       end
       if owners[name] then
-        R.raise('lua', failure(pack, 'its prelude defines the global ' .. '\96' .. name .. '\96' .. ', which the prelude of Pack ' .. '\96' .. owners[name] .. '\96' .. ' already defines'))
+        R.raise('lua', failure(pack, 'its prelude defines the global `' .. name .. '`, which the prelude of Pack `' .. owners[name] .. '` already defines'))
       end
     end
     for _, name in ipairs(names) do
@@ -110,4 +106,3 @@ function R.install_preludes()
   end
 end
 end
-`;

@@ -1,9 +1,6 @@
-/**
- * The Lua sandbox a section's code runs in: the standard library without io, os, debug,
- * package, file loading or bytecode; `pairs` in a fixed order; coroutines that pass the
- * Engine's effects through; `math.random` seeded from the run seed.
- */
-export const SANDBOX_LUA = String.raw`
+-- The Lua sandbox a section's code runs in: the standard library without io, os, debug,
+-- package, file loading or bytecode; `pairs` in a fixed order; coroutines that pass the
+-- Engine's effects through; `math.random` seeded from the run seed.
 local R = ...
 local raw = R.raw
 local type, next, rawget, rawlen, select, error, pcall = type, next, rawget, rawlen, select, error, pcall
@@ -224,4 +221,3 @@ function M.new_env(main_thread, log)
 end
 
 return M
-`;

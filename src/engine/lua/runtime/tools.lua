@@ -1,19 +1,15 @@
-/**
- * The `tools` and `packs` globals: Tool and Pack objects, offers and the section's tool
- * scope, local tools, tools.call and tools.calls (the chapter's "Tool objects and Pack
- * objects" through "What a tool returns", and "Defining local tools with tools.offer_local").
- */
-export const TOOLS_LUA = String.raw`
+-- The `tools` and `packs` globals: Tool and Pack objects, offers and the section's tool
+-- scope, local tools, tools.call and tools.calls (the chapter's "Tool objects and Pack
+-- objects" through "What a tool returns", and "Defining local tools with tools.offer_local").
 return function(R, env)
 local L = R.leaves
 local json = R.json
 local type, select, ipairs, rawget, tostring = type, select, ipairs, rawget, tostring
-local table_concat, table_sort, string_format = table.concat, table.sort, string.format
+local table_concat, table_sort = table.concat, table.sort
 local setmetatable_any = R.raw.setmetatable_any
 
 local FIXED = ": the section's tool list is fixed at its first models.loop round; make every offer before the first loop, or offer in another section"
 local BUILTINS = { task = true, task_cancel = true, task_status = true, await_tasks = true }
-R.BUILTINS = BUILTINS
 
 local function quote(s) return json.encode_string(s) end
 local function name_list(names)
@@ -117,7 +113,6 @@ R.catalog = load_catalog
 
 local function is_tool(v) return type(v) == 'userdata' and tool_data[v] ~= nil end
 local function is_pack(v) return type(v) == 'userdata' and pack_data[v] ~= nil end
-R.is_tool = is_tool
 
 -- The section's scope ------------------------------------------------------------------------
 
@@ -482,4 +477,3 @@ function packs.offer(...)
 end
 
 end
-`;
