@@ -1,0 +1,396 @@
+/**
+ * A LuaVm is one lua_State of a platform (platform.ts): the leaves it binds, the globals the
+ * Engine sets in it, the chunks it runs, and the counts its hook and allocator keep. A
+ * LuaThread is one of its coroutines, which the Engine resumes by hand.
+ */
+import type { LuaState } from './c-api.ts';
+import { LUA_MASKCOUNT, LUA_OK, LUA_TFUNCTION, LUA_YIELD } from './lua-constants.ts';
+import type { MemoryRegion } from './memory-region.ts';
+import { NATIVE_INDEX, type PatternNative } from './pattern-natives.ts';
+import type { LuaPlatform } from './platform.ts';
+import type { RunMemory } from './run-memory.ts';
+import { ensureStack, pushScalar, readScalar, readValues, type LuaScalar } from './values.ts';
+
+/** A JS function exposed to Lua: takes scalars, returns a scalar or a list of them. */
+export type LuaLeaf = (...args: LuaScalar[]) => LuaScalar | LuaScalar[] | void;
+
+/** The outcome of one resume of a thread. */
+export type ResumeResult =
+  | { status: 'yield'; values: LuaScalar[] }
+  | { status: 'return'; values: LuaScalar[] }
+  | { status: 'error'; message: string };
+
+/** Source of a chunk compiled once per platform and loaded as bytecode into every VM. */
+export interface RuntimeChunk {
+  name: string;
+  source: string;
+}
+
+/**
+ * What the count hook decides every HOOK_EVERY instructions: go on, pause the thread (it
+ * yields to whoever resumed it, with no values), or stop it (it raises the runtime's stop
+ * value now and at every later instruction, so no pcall can keep it alive).
+ */
+export type HookVerdict = 'go' | 'pause' | 'stop';
+
+/** Instructions between two calls of a VM's count hook. */
+export const HOOK_EVERY = 10_000;
+
+/**
+ * A recipe every VM of a kind starts from. `build` runs on a fresh state, with the standard
+ * libraries open, before anything particular to the VM: what it leaves is saved in a memory
+ * region (memory-region.ts) and copied back for later VMs, so it must not depend on the VM
+ * it runs in, and leaves it defines are bound afterwards (bindLeaf). A VM made from a template
+ * lives in its own region or, when every region is taken, is built afresh; either way its
+ * Lua code sees the same state, and ending it runs no more Lua (no finalizers).
+ */
+export interface VmTemplate {
+  /** The runtime modules the VM's module loader serves (LuaVm.setModuleLoader). */
+  readonly modules: Record<string, RuntimeChunk>;
+  build(vm: LuaVm): void;
+}
+
+/** The leaf index that makes the trampoline push a fresh userdata instead of calling JS. */
+export const USERDATA_LEAF = -1;
+/** The leaf index that makes the trampoline load a named runtime module as a function. */
+export const MODULE_LEAF = -2;
+/** The leaf index that makes the trampoline put the count hook on the thread it is given. */
+export const WATCH_LEAF = -3;
+/** Leaf indices at or below this one are the pattern natives (pattern-natives.ts). */
+export const FIRST_NATIVE = -10;
+
+/** One Lua state. Close it when the section entry ends. */
+export class LuaVm {
+  /** The lua_State; 0 before attach and once closed. */
+  private state = 0 as LuaState;
+  private readonly leaves: LuaLeaf[] = [];
+  /** Bytes the Lua heap holds (tracked when the VM has a memory limit). */
+  heapBytes = 0;
+  /** True once the VM's allocations count against its memory limit (limitMemory). */
+  counting = false;
+  /** Whoever the VM works for (VmOptions.owner). */
+  owner: object | undefined;
+  /** The run's share of Lua memory the VM is charged to (VmOptions.memory). */
+  memory: RunMemory | undefined;
+  /** The VM's threads whose stacks may grow (its main state, the entry's thread, watched coroutines). */
+  readonly threads = new Set<LuaState>();
+  /** Stack blocks let past the VM's cap (LuaPlatform.growingStack), and their bytes: the cap counts the rest. */
+  private readonly stacks = new Map<number, number>();
+  stackBytes = 0;
+
+  /** Records a stack block let past the cap. */
+  keepStack(pointer: number, size: number): void {
+    this.stacks.set(pointer, size);
+    this.stackBytes += size;
+  }
+
+  /** Forgets a stack block let past the cap, as it moves or is freed. */
+  forgetStack(pointer: number): void {
+    const size = this.stacks.get(pointer);
+    if (size === undefined) return;
+    this.stacks.delete(pointer);
+    this.stackBytes -= size;
+  }
+
+  /** The last request a cap refused, until Lua asks again or asks for something else (LuaPlatform.settleRefusal). */
+  pendingRefusal: { pointer: number; oldSize: number; newSize: number; message: string } | undefined;
+
+  /** Ends the VM's run with `Limit` for its memory, and stops the running thread at its next count. */
+  exceedMemory(message: string): void {
+    this.pendingRefusal = undefined;
+    this.memory?.exceed(message);
+    this.halting = true;
+    // The entry's own threads stop at their next instruction (a user coroutine at its next count).
+    for (const thread of this.entryThreads) this.platform.c.sethook(thread, this.platform.hook, LUA_MASKCOUNT, 1);
+  }
+  /** The threads newThread made: alive as long as the VM (its main stack holds them). */
+  private readonly entryThreads: LuaState[] = [];
+
+  /** Settles a refusal Lua never asked again about (it raised `not enough memory` at once); true when there was one. */
+  settleMemory(): boolean {
+    const pending = this.pendingRefusal;
+    if (pending === undefined) return false;
+    this.exceedMemory(pending.message);
+    return true;
+  }
+  /** Set when the count hook paused a thread; the runtime reads and clears it (takePaused). */
+  paused = false;
+  /** Set to stop the running thread at its next instruction, once the current leaf returns. */
+  halting = false;
+  /** Pattern steps counted and not yet charged to the count hook (pattern-natives.ts). */
+  patternSteps = 0;
+  private hookHandler: (count: number) => HookVerdict = () => 'go';
+
+  constructor(
+    private readonly platform: LuaPlatform,
+    readonly id: number,
+    readonly memoryLimit: number | undefined,
+    /** The runtime modules the VM's module loader serves (its template's). */
+    private readonly modules: Record<string, RuntimeChunk> = {},
+    /** Where a template VM's blocks live. */
+    readonly region?: MemoryRegion,
+  ) {}
+
+  /** Binds the lua_State once it exists (the allocator needs the VM first). */
+  attach(state: LuaState): void {
+    this.state = state;
+    this.threads.add(state);
+  }
+
+  /** Decides what the count hook does; called every HOOK_EVERY instructions of a watched thread. */
+  onCount(handler: (count: number) => HookVerdict): void {
+    this.hookHandler = handler;
+  }
+
+  /** Decides how a thread's stack passing STACK_SLOTS ends the run (the VM halts after it). */
+  onOverflow(handler: (message: string) => void): void {
+    this.overflowHandler = handler;
+  }
+
+  /** Reports a stack overflow (the platform calls this, then stops the thread). */
+  overflow(message: string): void {
+    this.overflowHandler(message);
+  }
+  private overflowHandler: (message: string) => void = () => {};
+
+  /** The count hook's verdict (the platform calls this). */
+  countHook(count: number): HookVerdict {
+    return this.halting ? 'stop' : this.hookHandler(count);
+  }
+
+  /**
+   * Charges work done outside Lua's instructions (pattern matching) as `count` instructions;
+   * true when the run must stop. A pause verdict is dropped: a C function cannot yield.
+   */
+  charge(count: number): boolean {
+    const verdict = this.countHook(count);
+    if (verdict === 'pause') this.pauseDue = true;
+    if (verdict !== 'stop') return false;
+    this.halting = true;
+    return true;
+  }
+  /** A pause the count hook decided that the thread could not take yet (in a C function, or not yieldable). */
+  pauseDue = false;
+  /** True while the thread's next instruction runs the hook only to take a due pause. */
+  earlyHook = false;
+
+  /** True once after the count hook paused a thread of this VM. */
+  takePaused(): boolean {
+    const paused = this.paused;
+    this.paused = false;
+    return paused;
+  }
+
+  /** Calls leaf number `index` (the trampoline's second upvalue). */
+  callLeaf(index: number, args: LuaScalar[]): ReturnType<LuaLeaf> {
+    const leaf = this.leaves[index];
+    if (!leaf) throw new Error(`leaf ${index} of this VM is not bound`);
+    // Missing trailing arguments arrive as null, as Lua's nil would.
+    while (args.length < leaf.length) args.push(null);
+    return leaf(...args);
+  }
+
+  /** Sets a global to a Lua function that calls the JS function bindLeaf binds to `index`. */
+  defineLeaf(name: string, index: number): void {
+    this.pushClosure(index);
+    this.platform.c.setglobal(this.state, this.platform.c.name(name));
+  }
+
+  /** What the leaf defined with `index` calls, in this VM. */
+  bindLeaf(index: number, leaf: LuaLeaf): void {
+    this.leaves[index] = leaf;
+  }
+
+  /** Sets a global to a NULL light userdata: the value json.null stands for. */
+  setNull(name: string): void {
+    this.platform.c.pushlightuserdata(this.state, 0);
+    this.platform.c.setglobal(this.state, this.platform.c.name(name));
+  }
+
+  /**
+   * Sets a global to a function that returns a fresh, empty full userdata: Lua itself cannot
+   * make one, and Tool, Pack and model objects must be userdata.
+   */
+  setUserdataFactory(name: string): void {
+    this.pushClosure(USERDATA_LEAF);
+    this.platform.c.setglobal(this.state, this.platform.c.name(name));
+  }
+
+  /** Sets a global to a function that puts the count hook on the thread passed to it. */
+  setWatchFunction(name: string): void {
+    this.pushClosure(WATCH_LEAF);
+    this.platform.c.setglobal(this.state, this.platform.c.name(name));
+  }
+
+  /**
+   * Sets the globals `<prefix>find`, `match`, `gmatch` and `gsub` to the metered pattern
+   * functions (pattern-natives.ts), C functions to Lua like the string library's own.
+   */
+  setPatternNatives(prefix: string): void {
+    const c = this.platform.c;
+    for (const [name, index] of Object.entries(NATIVE_INDEX) as [PatternNative, number][]) {
+      if (name === 'gmatch_step') continue;
+      if (name === 'rep' || name === 'move') {
+        // The C function it guards is its third upvalue.
+        c.getglobal(this.state, c.name(name === 'rep' ? 'string' : 'table'));
+        c.natives.lua_getfield(this.state, -1, c.name(name));
+        c.natives.lua_copy(this.state, -1, -2);
+        c.settop(this.state, -2);
+        this.platform.pushNative(this.state, this.id, index, 1);
+      } else this.pushClosure(index);
+      c.setglobal(this.state, c.name(prefix + name));
+    }
+  }
+
+  /** Sets a global to a function that loads one of the template's modules by name and returns it uncalled. */
+  setModuleLoader(name: string): void {
+    this.pushClosure(MODULE_LEAF);
+    this.platform.c.setglobal(this.state, this.platform.c.name(name));
+  }
+
+  /** The runtime module of that name. */
+  module(name: string): RuntimeChunk {
+    const chunk = Object.hasOwn(this.modules, name) ? this.modules[name] : undefined;
+    if (!chunk) throw new Error(`no runtime module named ${name}`);
+    return chunk;
+  }
+
+  private pushClosure(leaf: number): void {
+    const c = this.platform.c;
+    c.pushinteger(this.state, BigInt(this.id));
+    c.pushinteger(this.state, BigInt(leaf));
+    c.pushcclosure(this.state, this.platform.trampoline, 2);
+  }
+
+  /** Loads a runtime chunk (as bytecode) and runs it to completion with the given arguments. */
+  runChunk(chunk: RuntimeChunk, args: LuaScalar[] = []): LuaScalar[] {
+    const platform = this.platform;
+    const { pointer, size } = platform.bytecode(chunk);
+    const c = platform.c;
+    const state = this.state;
+    const base = c.gettop(state);
+    if (c.loadbufferx(state, pointer, size, c.name(`=${chunk.name}`), c.name('b')) !== LUA_OK) {
+      const message = String(readScalar(platform, state, -1));
+      c.settop(state, base);
+      throw new Error(`loading ${chunk.name}: ${message}`);
+    }
+    ensureStack(platform, state, args.length);
+    for (const arg of args) pushScalar(platform, state, arg);
+    return this.protectedCall(base, args.length, chunk.name);
+  }
+
+  /** Calls the global function `name` with no arguments and waits for it (it must not yield). */
+  callGlobal(name: string): void {
+    const c = this.platform.c;
+    const base = c.gettop(this.state);
+    if (c.getglobal(this.state, c.name(name)) !== LUA_TFUNCTION) {
+      c.settop(this.state, base);
+      throw new Error(`no Lua function named ${name}`);
+    }
+    this.protectedCall(base, 0, name);
+  }
+
+  /**
+   * Calls the function pushed above `base`, below its `argCount` arguments; answers its results
+   * and puts the stack back at `base`, or raises the Lua error naming `what` it ran.
+   */
+  private protectedCall(base: number, argCount: number, what: string): LuaScalar[] {
+    const platform = this.platform;
+    const c = platform.c;
+    const state = this.state;
+    if (c.pcallk(state, argCount, -1, 0, 0, 0) !== LUA_OK) {
+      const message = String(readScalar(platform, state, -1));
+      c.settop(state, base);
+      throw new Error(`running ${what}: ${message}`);
+    }
+    const values = readValues(platform, state, base + 1, c.gettop(state));
+    c.settop(state, base);
+    return values;
+  }
+
+  /** A new coroutine that will call the global function `name` when first resumed. */
+  newThread(functionName: string): LuaThread {
+    const c = this.platform.c;
+    // lua_newthread leaves the thread on the main stack, which keeps it from being collected.
+    const thread = c.newthread(this.state);
+    if (c.getglobal(thread, c.name(functionName)) !== LUA_TFUNCTION) throw new Error(`no Lua function named ${functionName}`);
+    this.threads.add(thread);
+    this.entryThreads.push(thread);
+    return new LuaThread(this.platform, thread, this);
+  }
+
+  /** Bytes the Lua heap holds, when the VM tracks them. */
+  memoryUsed(): number | undefined {
+    return this.memoryLimit === undefined ? undefined : this.heapBytes;
+  }
+
+  /**
+   * From now on every allocation goes through the counting allocator and the VM's memory
+   * limit holds. Called once the Engine's own set-up is done, before prompt code runs.
+   */
+  limitMemory(): void {
+    if (this.memoryLimit === undefined || this.counting) return;
+    this.counting = true;
+    // What the set-up took (a VM built afresh, outside any region) counts from now.
+    this.platform.memory.check(this);
+    // A template VM allocates through the counting allocator from the start.
+    if (!this.region) this.platform.c.setallocf(this.state, this.platform.allocator, this.id);
+  }
+
+  /**
+   * Ends the VM; safe to call twice. A template VM's region is vacated: no Lua runs after the
+   * entry (no finalizers), and nothing is freed object by object.
+   */
+  close(): void {
+    if (this.isClosed) return;
+    this.closed = true;
+    if (this.region) {
+      // Vacating gives back the chunks and blocks; the region itself is given back here.
+      this.region.vacate();
+      this.platform.uncharge(this, this.region.capacity);
+    } else if (this.state !== 0) {
+      // Freed by the C allocator: counting frees of a state about to vanish is wasted work.
+      if (this.counting) this.platform.c.setallocf(this.state, this.platform.cAllocator, 0);
+      this.platform.c.close(this.state);
+    }
+    this.state = 0 as LuaState;
+    this.platform.release(this.id);
+  }
+
+  /** True once the VM is closed: its memory may hold another VM by now. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+  private closed = false;
+}
+
+/** A coroutine driven from JS: start it, read what it yields, resume it with answers. */
+export class LuaThread {
+  constructor(
+    private readonly platform: LuaPlatform,
+    private readonly state: LuaState,
+    private readonly vm: LuaVm,
+  ) {}
+
+  /** Resumes the coroutine with the given values (the first resume passes the function's arguments). */
+  resume(args: LuaScalar[]): ResumeResult {
+    // A closed VM's memory may already hold another VM.
+    if (this.vm.isClosed) throw new Error('a Lua thread was resumed after its VM was closed');
+    const platform = this.platform;
+    const c = platform.c;
+    const state = this.state;
+    ensureStack(platform, state, args.length);
+    for (const arg of args) pushScalar(platform, state, arg);
+    const result = c.resume(state, 0, args.length, platform.countWord);
+    const count = c.words[platform.countWord >> 2]!;
+    const top = c.gettop(state);
+    if (result === LUA_YIELD || result === LUA_OK) {
+      const values = readValues(platform, state, top - count + 1, top);
+      c.settop(state, top - count);
+      return { status: result === LUA_YIELD ? 'yield' : 'return', values };
+    }
+    const message = String(readScalar(platform, state, -1) ?? 'unknown Lua error');
+    c.settop(state, 0);
+    return { status: 'error', message };
+  }
+}
