@@ -12,7 +12,7 @@ import { EffectRunner, type JournalEntry } from './journal.ts';
 import type { LuaPlatform } from './lua/vm.ts';
 import type { RunContext, RunUsage } from './run-context.ts';
 import { deriveRunSeed } from './run-seed.ts';
-import { enterSection, type EntryOutcome } from './section-entry.ts';
+import { enterSection, type EntryOutcome } from './entry/driver.ts';
 import { Scheduler } from './scheduler.ts';
 import { TaskBoard } from './tasks.ts';
 import { ChainTaint } from './taint.ts';

@@ -182,16 +182,7 @@ export class Scheduler {
    */
   answerNow(id: string, requests: EffectRequest[], section?: string | null): EffectAnswer[] | null {
     if (!this.canAnswerNow(id, requests.length)) return null;
-    const effects = this.options.effects;
-    const answers = requests.map((request) => {
-      try {
-        return effects.claim(id, request, section).answer!;
-      } catch (error) {
-        if (!(error instanceof DeterminismViolation)) throw error;
-        this.options.stop.fail({ kind: 'Determinism', message: error.message });
-        return failed('determinism', error.message);
-      }
-    });
+    const answers = requests.map((request) => this.claim(id, request, section).answer!);
     this.beginStep(this.steps + 1);
     return answers;
   }
@@ -199,9 +190,31 @@ export class Scheduler {
   /** Whether answerNow would answer `count` effects of the running chain (checked before they are built). */
   canAnswerNow(id: string, count: number): boolean {
     const chain = this.byId.get(id);
-    const effects = this.options.effects;
-    return !!chain && chain === this.current && this.chains.length === 1 && this.queue.length === 0 && this.inflight === 0
-      && !this.pausedInStep && !this.options.stop.stopped && !effects.hasStep(this.steps + 1) && effects.holds(id, count);
+    return !!chain && chain === this.current && this.aloneAtStepEnd() && this.options.effects.holds(id, count);
+  }
+
+  /**
+   * True when the running chain is the only one, nothing waits or is in flight, and the
+   * journal holds no step next: the next step would release it alone at once, so a chain
+   * with every answer at hand may take that step without parking (answerNow, park).
+   */
+  private aloneAtStepEnd(): boolean {
+    return this.chains.length === 1 && this.queue.length === 0 && this.inflight === 0 && !this.pausedInStep
+      && !this.options.stop.stopped && !this.options.effects.hasStep(this.steps + 1);
+  }
+
+  /**
+   * Claims an effect's journal entry (its answer when the journal holds one). A request the
+   * journal holds differently ends the run with Determinism, and answers as a failure.
+   */
+  private claim(id: string, request: EffectRequest, section: string | null | undefined): { answer?: EffectAnswer; seq: number } {
+    try {
+      return this.options.effects.claim(id, request, section);
+    } catch (error) {
+      if (!(error instanceof DeterminismViolation)) throw error;
+      this.options.stop.fail({ kind: 'Determinism', message: error.message });
+      return { answer: failed('determinism', error.message), seq: -1 };
+    }
   }
 
   /** Parks the running chain on effects; resolves with their answers when it is released again. */
@@ -218,23 +231,16 @@ export class Scheduler {
         answers[index] = failed('determinism', conflict);
         return;
       }
-      try {
-        const claimed = this.options.effects.claim(id, request, section);
-        if (claimed.answer) answers[index] = claimed.answer;
-        else {
-          pending++;
-          this.queue.push({ chain, release: chain.release, index, seq: claimed.seq, request, section });
-        }
-      } catch (error) {
-        if (!(error instanceof DeterminismViolation)) throw error;
-        this.options.stop.fail({ kind: 'Determinism', message: error.message });
-        answers[index] = failed('determinism', error.message);
+      const claimed = this.claim(id, request, section);
+      if (claimed.answer) answers[index] = claimed.answer;
+      else {
+        pending++;
+        this.queue.push({ chain, release: chain.release, index, seq: claimed.seq, request, section });
       }
     });
     // The only chain, with every answer at hand (a replay, say): the next step would release
     // it alone at once, so it is that step, without parking.
-    if (pending === 0 && this.chains.length === 1 && this.queue.length === 0 && this.inflight === 0 && !this.pausedInStep
-        && !this.options.stop.stopped && !this.options.effects.hasStep(this.steps + 1)) {
+    if (pending === 0 && this.aloneAtStepEnd()) {
       this.beginStep(this.steps + 1);
       return answers;
     }

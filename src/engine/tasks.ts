@@ -10,7 +10,7 @@
  */
 import type { Prompt } from '../prompt/types.ts';
 import type { RunError } from './errors.ts';
-import type { EntryOutcome, EntrySpec } from './section-entry.ts';
+import type { EntryOutcome, EntrySpec } from './entry/driver.ts';
 import type { RunContext } from './run-context.ts';
 import { luaKindOf } from './errors.ts';
 import { wrapUntrustedOnce } from './untrusted-envelope.ts';
@@ -43,7 +43,7 @@ export type FanoutEnd = { ok: true; results: (string | null)[] } | { ok: false; 
 /** How many arms of one fanout hold a VM at once: bounds the memory a fanout of many items takes. */
 export const ARMS_AT_ONCE = 8;
 
-/** Enters a section; section-entry.ts's, handed in to keep the two modules apart. */
+/** Enters a section; entry/driver.ts's, handed in to keep the two modules apart. */
 export type EnterSection = (run: RunContext, spec: EntrySpec) => Promise<EntryOutcome>;
 
 /** The run's tasks and arms. */

@@ -12,7 +12,7 @@ let platform: Promise<LuaPlatform> | undefined;
 /**
  * Bytes of the wasm heap all the isolate's section VMs may hold together: an isolate has
  * 128 MB in all, and its JavaScript heap needs the rest. Past it the run holding the most
- * ends with `Limit` (vm.ts, PlatformOptions.memoryBytes).
+ * ends with `Limit` (src/engine/lua/vm-memory.ts, PlatformOptions.memoryBytes).
  */
 const ISOLATE_LUA_MEMORY = 80 * 1024 * 1024;
 
@@ -20,7 +20,7 @@ const ISOLATE_LUA_MEMORY = 80 * 1024 * 1024;
 export function isolatePlatform(): Promise<LuaPlatform> {
   if (platform === undefined) {
     // With the wasm instance's exports, which the platform calls directly rather than through
-    // wasmoon's checked wrappers (vm.ts).
+    // wasmoon's checked wrappers (src/engine/lua/c-api.ts).
     const created = createWorkerdLuaFactory(glue).then((factory) => LuaPlatform.create(factory, wasmExportsOf(factory), { memoryBytes: ISOLATE_LUA_MEMORY }));
     platform = created;
     // A failed creation is not kept, so that the next run reports it again.

@@ -1,5 +1,5 @@
 /**
- * Section VMs made from the section template (section-entry.ts's SECTION_VM): copied back
+ * Section VMs made from the section template (entry/driver.ts's SECTION_VM): copied back
  * from a memory region's saved image when a region is free, built afresh when none is. The
  * Tools chapter, "Every section entry starts empty": each entry runs in a fresh section VM.
  * Whichever way a VM is made, the run must not be able to tell.

@@ -28,6 +28,7 @@ env.ui = state.ui()
 
 --- Gives the VM its entry: how it was entered, its arguments, the run's facts and seed.
 function __rv_bind()
+  -- The entry's fields, in the order of ENTRY_FIELDS in src/engine/entry/protocol.ts (its test pins the two).
   local kind, name, prologue, epilogue, has_prose, args_text, run_args_text, item_text,
     run_id, section_name, task_id, prompt_name, prompt_title, prompt_description = L.entry()
   entry.kind, entry.name, entry.prologue, entry.epilogue, entry.has_prose = kind, name, prologue, epilogue, has_prose

@@ -1,0 +1,217 @@
+/**
+ * The section driver: one section entry is a fresh Lua VM running the section's blocks,
+ * driven by hand. Each yield of its thread is a request this driver answers: the rest of an
+ * effect the leaf `answered` could not answer at once (effect-plans.ts), a pause, or an
+ * Engine operation (call, jump, await, fanout).
+ */
+import type { Json } from '../../prompt/types.ts';
+import { Conversation } from '../conversation.ts';
+import { EntryClock } from '../entry-clock.ts';
+import { luaKindOf, runKindOf, type RunError } from '../errors.ts';
+import type { LuaScalar, VmTemplate } from '../lua/vm.ts';
+import { LAZY_MODULES, runtimeChunk } from '../lua/runtime/index.ts';
+import type { EntrySection, RunContext } from '../run-context.ts';
+import type { TaskRecord } from '../tasks.ts';
+import { awaitPlan, chainStopping, type Waiting } from './effect-plans.ts';
+import { installLeaves, LEAF_NAMES } from './leaves.ts';
+import type { EntryState } from './model-rounds.ts';
+
+/** How an entry is made: walked into, the H1 pass, entered with call, a task's or a fanout arm's section. */
+export type EntryKind = 'walk' | 'h1' | 'call' | 'task' | 'arm';
+
+/** The outcome of one entry. */
+export type EntryOutcome =
+  | { type: 'return'; text: string }
+  | { type: 'fall' }
+  | { type: 'jump'; target: string }
+  | { type: 'error'; error: RunError; luaKind: string }
+  | { type: 'stop'; error: RunError };
+
+/** What an entry needs beyond the run: which section, how it was entered, its call arguments. */
+export interface EntrySpec {
+  kind: EntryKind;
+  section: EntrySection;
+  /** JSON text of a call's extra arguments or a task's input (a list), passed to the blocks as `...`. */
+  callArgs?: string;
+  /** JSON text of a fanout arm's item, bound to the global `item`. */
+  item?: string;
+  /** The chain the entry runs on: `0`, a task's id or an arm's id. */
+  chain: string;
+}
+
+/** What the driver keeps of an entry: its rounds' state, and the effect plan waiting for the thread's 'kept' yield. */
+export interface DriverState extends EntryState {
+  waiting: Waiting | null;
+}
+
+/**
+ * How every section VM starts: the runtime loaded and run up to the point where the VM needs
+ * its entry (main.lua's `__rv_bind` gives it that). A memory region saves the result once and
+ * copies it back for every later entry (lua/platform.ts).
+ */
+const SECTION_VM: VmTemplate = {
+  modules: LAZY_MODULES,
+  build(vm) {
+    vm.setNull('__rv_null');
+    LEAF_NAMES.forEach((name, index) => vm.defineLeaf(`__rv_leaf_${name}`, index));
+    vm.setUserdataFactory('__rv_newuserdata');
+    vm.setWatchFunction('__rv_watch');
+    vm.setPatternNatives('__rv_str_');
+    vm.setModuleLoader('__rv_module');
+    vm.runChunk(runtimeChunk());
+  },
+};
+
+
+/** Runs one section entry to its outcome. */
+export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryOutcome> {
+  const vm = await run.platform.newVm({ memoryLimit: run.limits.memoryBytes, template: SECTION_VM, owner: run.vmOwner, memory: run.memory });
+  const stopOf = () => run.scheduler.stopOf(spec.chain);
+  const clock = run.entryTimeLimit ? new EntryClock(run.entryTimeLimit, spec.section.name) : null;
+  const entry: DriverState = { conversation: new Conversation(), renderedTools: {}, toolsText: 'null', waiting: null, madeRecords: [], clock };
+  try {
+    installLeaves(vm, run, spec, entry);
+    vm.callGlobal('__rv_bind');
+    vm.limitMemory();
+    const thread = vm.newThread('__rv_main');
+    // The entry computes only inside resume: its clock runs there and nowhere else.
+    const resume = clock === null ? (values: LuaScalar[]) => thread.resume(values) : (values: LuaScalar[]) => {
+      clock.start();
+      try {
+        return thread.resume(values);
+      } finally {
+        clock.halt();
+      }
+    };
+    let step = resume([]);
+    for (;;) {
+      // A refusal Lua raised at once (its buffers do) ends the run as Limit, not as Lua.
+      vm.settleMemory();
+      const stopped = stopOf();
+      if (stopped) return { type: 'stop', error: stopped };
+      if (step.status === 'error') {
+        return { type: 'error', error: { kind: 'Lua', message: step.message }, luaKind: 'lua' };
+      }
+      if (step.status === 'return') return finish(step.values);
+      // A yield with no values is the count hook pausing the thread (whose mark is then
+      // cleared: a user coroutine's own empty yield must not read as a pause).
+      const paused = step.values.length === 0 && vm.takePaused();
+      let answer: LuaScalar[];
+      if (paused || step.values[1] === 'pause') {
+        // The count hook paused the thread, or a coroutine it paused passed the pause on (R.request).
+        await run.scheduler.pause(spec.chain);
+        answer = [];
+      } else if (step.values[1] === 'kept') {
+        // An effect the leaf `answered` could not answer at once: the rest of its plan.
+        const values = await awaitPlan(run, spec, takeWaiting(entry));
+        if (values === null) continue;
+        answer = values;
+      } else {
+        const [, op, ...rest] = step.values;
+        if (op === 'jump') return { type: 'jump', target: String(rest[0]) };
+        answer = await request(run, spec, op ?? null, rest);
+      }
+      if (stopOf()) continue;
+      step = resume(answer);
+    }
+  } finally {
+    vm.close();
+  }
+}
+
+/** Answers an Engine operation the runtime asked for with R.request (call, await, fanout; jump and pause are the driver's). */
+async function request(run: RunContext, spec: EntrySpec, op: LuaScalar, rest: LuaScalar[]): Promise<LuaScalar[]> {
+  if (op === 'call') return callSection(run, spec, String(rest[0]), rest[1] as string);
+  if (op === 'await') {
+    const records = await run.tasks.await(spec.chain, JSON.parse(String(rest[0])) as string[]);
+    return chainStopping(run, spec) ? [] : awaitAnswer(run, spec, records, rest[1] === true);
+  }
+  if (op === 'fanout') return fanout(run, spec, String(rest[0]), String(rest[1]));
+  throw new Error(`the Lua runtime asked for an unknown operation ${String(op)}`);
+}
+
+/** The plan the leaf `answered` left waiting (base.lua's R.effect): the thread yielded 'kept' for it. */
+function takeWaiting(entry: DriverState): Waiting {
+  const waiting = entry.waiting;
+  if (waiting === null) throw new Error('the Lua runtime yielded for kept effect values, and none were kept');
+  entry.waiting = null;
+  return waiting;
+}
+
+/**
+ * What `tasks.await` and the await_tasks built-in read: each task's status, result or error
+ * as JSON, and whether any of them had seen untrusted text (which the awaiting chain now
+ * has too). For Lua, a tainted task's result and failure come wrapped one by one; for the
+ * built-in (`forModel`) they come as they are, and the built-in wraps its whole answer.
+ */
+function awaitAnswer(run: RunContext, spec: EntrySpec, records: TaskRecord[], forModel: boolean): LuaScalar[] {
+  const tainted = records.some((record) => record.tainted);
+  if (tainted) run.taint.mark(spec.chain);
+  const outcomes = records.map((record) => {
+    const { result, error } = forModel ? record : run.tasks.handedBack(record);
+    return record.status === 'completed'
+      ? { id: record.id, status: record.status, result }
+      : { id: record.id, status: record.status, kind: error!.kind, message: error!.message };
+  });
+  return [JSON.stringify(outcomes), tainted];
+}
+
+/** A fanout: counted as one section entry, whatever the number of its arms. */
+async function fanout(run: RunContext, spec: EntrySpec, name: string, itemsJson: string): Promise<LuaScalar[]> {
+  if (!countEntry(run)) return [false, 'limit', run.stop.stopped!.message];
+  const items = (JSON.parse(itemsJson) as Json[]).map((item) => JSON.stringify(item));
+  const ended = await run.tasks.fanout(spec.chain, name, items);
+  if (run.scheduler.stopOf(spec.chain)) return [];
+  if (!ended.ok) return [false, ended.error.kind, ended.error.message, ended.task];
+  return [true, JSON.stringify(ended.results)];
+}
+
+function finish(values: LuaScalar[]): EntryOutcome {
+  const [outcome, a, b, c] = values;
+  if (outcome === 'return') return { type: 'return', text: String(a) };
+  if (outcome === 'fall') return { type: 'fall' };
+  if (outcome === 'error') {
+    const luaKind = String(a);
+    const error: RunError = { kind: runKindOf(luaKind), message: String(b) };
+    if (typeof c === 'string') error.traceback = c;
+    return { type: 'error', error, luaKind };
+  }
+  throw new Error(`the Lua runtime ended an entry with ${String(outcome)}`);
+}
+
+async function callSection(run: RunContext, spec: EntrySpec, name: string, argsText: string): Promise<LuaScalar[]> {
+  const section = run.prompt.sections.find((s) => s.name === name)!;
+  const outcome = await enterSection(run, { kind: 'call', section, callArgs: argsText, chain: spec.chain });
+  switch (outcome.type) {
+    case 'return':
+      return [true, outcome.text];
+    case 'fall':
+      return [true, null];
+    case 'error':
+      return [false, outcome.luaKind, outcome.error.message];
+    case 'stop':
+      return [false, luaKindOf(outcome.error.kind), outcome.error.message];
+    case 'jump':
+      throw new Error('a called section cannot jump');
+  }
+}
+
+/** Counts one section entry against the cap; false (the run stopping) past it. */
+function countEntry(run: RunContext): boolean {
+  run.entryCount++;
+  if (run.entryCount > run.limits.entries) {
+    run.stop.exceed(`the run made ${run.limits.entries} section entries, its cap (a jump loop?)`);
+    return false;
+  }
+  return true;
+}
+
+/**
+ * Enters a section (counting it against the entry cap, except a fanout arm: its fanout
+ * counted once) and reports section_entered.
+ */
+export async function enterSection(run: RunContext, spec: EntrySpec): Promise<EntryOutcome> {
+  if (spec.kind !== 'arm' && !countEntry(run)) return { type: 'stop', error: run.stop.stopped! };
+  run.events.emit('section_entered', { section: spec.section.name, task: spec.chain, turn: 0 }, { entry: spec.kind });
+  return runEntry(run, spec);
+}

@@ -1,0 +1,201 @@
+/**
+ * Model rounds: a round's yielded values read into the entry's conversation, the context
+ * precheck, the request the journal keeps, the reply checked and handed back to Lua with
+ * its events, and the calls that run with the round (fused) when Lua would only batch them.
+ */
+import type { Json } from '../../prompt/types.ts';
+import { Conversation } from '../conversation.ts';
+import type { EffectAnswer, EffectRequest } from '../effects.ts';
+import type { EntryClock } from '../entry-clock.ts';
+import type { LuaScalar } from '../lua/vm.ts';
+import { checkReply, type CheckedReply } from '../model-reply.ts';
+import type { RunContext } from '../run-context.ts';
+import type { EntrySpec } from './driver.ts';
+import { decodeRound, encodeReply, failure, madeRecordTexts, replyCall, replyCallCount, ROUND_TEXTS_AT, type BatchCall } from './protocol.ts';
+
+/** What an entry keeps between its model rounds. */
+export interface EntryState {
+  conversation: Conversation;
+  /** The rendered tool list's wire names and tool ids, once the first round sent them. */
+  renderedTools: Record<string, string>;
+  /** The rendered tool list's JSON as the last loop round sent it (a round sends it only when it changed). */
+  toolsText: string;
+  /** The texts of the records the last fused round's answer carried (keepMadeRecords). */
+  madeRecords: string[];
+  /** The entry's computing time against the host's limit (entry-clock.ts); null without one. */
+  clock: EntryClock | null;
+}
+
+/** A model round ready to send: its request, and how its answer goes back to Lua. */
+export interface PreparedRound {
+  request: EffectRequest;
+  role: string;
+  turn: number;
+  /** The rendered list's wire names and tool ids, for a loop round; null for a one-off round. */
+  tools: Record<string, string> | null;
+  /** Whether the reply's calls may run with the round (see fusedCalls). */
+  fuse: boolean;
+}
+
+/** A model round's yielded values read: the conversation brought up to date, the precheck made. */
+export function prepareRound(run: RunContext, entry: EntryState, rest: LuaScalar[]): { refusal: string } | PreparedRound {
+  const round = decodeRound(rest);
+  if (round.toolMap !== null) entry.renderedTools = JSON.parse(round.toolMap) as Record<string, string>;
+  // A one-off round's tool list always comes; a loop round's only when it changed.
+  const tools = round.oneOff ? String(round.tools) : round.tools === null ? entry.toolsText : (entry.toolsText = round.tools);
+  const target = round.oneOff ? new Conversation() : entry.conversation;
+  if (round.made) target.update(round.from, madeRecords(entry, round.count));
+  else target.update(round.from, rest, ROUND_TEXTS_AT, round.count);
+  const refusal = precheck(target, round.head, tools, round.role, run.prompt.h1.prose);
+  if (refusal) return { refusal };
+  return {
+    request: roundRequest(target, round.head, tools, round.role, run.prompt.h1.prose),
+    role: round.role,
+    turn: round.turn,
+    tools: round.oneOff ? null : entry.renderedTools,
+    fuse: round.fuse,
+  };
+}
+
+/** The texts of the records the last fused round's answer carried, `count` of them as Lua says. */
+function madeRecords(entry: EntryState, count: number): string[] {
+  const records = entry.madeRecords;
+  if (records.length !== count) throw new Error(`the Lua runtime named ${count} records of the last round, which made ${records.length}`);
+  return records;
+}
+
+/** Keeps the records a fused round's answer carries (its calls' values appended), for the next round. */
+export function keepMadeRecords(entry: EntryState, values: LuaScalar[]): void {
+  entry.madeRecords = madeRecordTexts(values);
+}
+
+/**
+ * The calls of a loop round's reply when they run with the round, at once: every call names a
+ * catalog tool of the rendered list, so the Lua loop would batch them all with nothing of its
+ * own in between, and the round saves a trip through Lua. null when Lua runs them itself
+ * (a local tool or a task built-in among them, a name out of scope, a failed round).
+ * `values` is what answerRound gave the round.
+ */
+export function fusedCalls(round: PreparedRound, values: LuaScalar[]): BatchCall[] | null {
+  if (!round.fuse || round.tools === null || values[0] !== true) return null;
+  const count = replyCallCount(values);
+  if (count === 0) return null;
+  const calls: BatchCall[] = [];
+  for (let k = 0; k < count; k++) {
+    const call = replyCall(values, k);
+    const tool = Object.hasOwn(round.tools, call.name) ? round.tools[call.name] : undefined;
+    if (tool === undefined) return null;
+    calls.push({ tool, name: call.name, args: JSON.parse(call.argumentsJson) as Json, caller: 'model', callId: call.id, turn: round.turn });
+  }
+  return calls;
+}
+
+/**
+ * A model round's request: journaled by the digest of its head, tools and records; the
+ * request itself is built only if the Harness reads it (a live round, not a replay).
+ */
+function roundRequest(conversation: Conversation, head: string, tools: string, role: string, system: string): EffectRequest {
+  return new RoundRequest(role, conversation.digest(head, tools), () => conversation.request(head, tools, system));
+}
+
+/**
+ * A model round's effect request. Its own fields are what the journal keeps; `request`, the
+ * request the provider gets, is a getter on the class, so the journal leaves it out. The
+ * Harness reads it during the round, while the conversation still holds this round's
+ * records. (A class rather than a getter defined on each object: that would make every
+ * request a slow dictionary object, and a replay compares one per round.)
+ */
+class RoundRequest {
+  // Assigned in this order, the order the journal's text has always had.
+  readonly op: 'model.round';
+  readonly role: string;
+  readonly digest: string;
+  #build: (() => Json) | null;
+  #parsed: Json = null;
+
+  constructor(role: string, digest: string, build: () => Json) {
+    this.op = 'model.round';
+    this.role = role;
+    this.digest = digest;
+    this.#build = build;
+  }
+
+  get request(): Json {
+    if (this.#build) {
+      this.#parsed = this.#build();
+      this.#build = null;
+    }
+    return this.#parsed;
+  }
+}
+
+/**
+ * The context precheck: a round whose conversation cannot fit the role's context window is
+ * refused before it is sent (the loop then compacts and retries once).
+ */
+function precheck(conversation: Conversation, head: string, tools: string, role: string, system: string): string | null {
+  if (!head.includes('"context_window"')) return null;
+  const window = (JSON.parse(head) as { config?: { context_window?: number } }).config?.context_window;
+  if (typeof window !== 'number') return null;
+  const needed = conversation.estimateTokens(tools, system);
+  if (needed <= window) return null;
+  return `the round needs about ${needed} tokens, more than the context window of ${window} that role "${role}" declares`;
+}
+
+/**
+ * A model round's answer as the Lua runtime reads it: content, the number of calls, then
+ * (id, name, arguments JSON) per call. Reports the round's model_turn_completed here, where
+ * the reply is at hand, rather than re-encoding it in Lua.
+ */
+export function answerRound(
+  run: RunContext,
+  spec: EntrySpec,
+  role: string,
+  turn: number,
+  answer: EffectAnswer,
+  renderedTools: Record<string, string> | null,
+): LuaScalar[] {
+  if (!answer.ok) return failure(answer.error.kind, answer.error.message);
+  const checked = checkReply(answer.value);
+  if (typeof checked === 'string') return failure('model', checked);
+  addUsage(run, checked.usage);
+  const place = { section: spec.section.name, task: spec.chain, turn };
+  run.events.emit('model_turn_completed', place, {
+    content: checked.content,
+    role,
+    tool_calls: checked.tool_calls.length,
+    usage: checked.usage,
+  });
+  const calls = checked.tool_calls.map((call) => ({ id: call.id, name: call.name, argumentsJson: call.arguments_json }));
+  if (renderedTools === null) return encodeReply(checked.content, calls, null);
+  // A loop round: its events and the assistant record come from here, where the reply is
+  // at hand, so the Lua runtime neither encodes nor decodes it.
+  if (checked.tool_calls.length > 0) {
+    // Made only when reported: a replay counts the events the stream already holds.
+    run.events.emit('assistant_tool_calls', place, () => ({
+      calls: checked.tool_calls.map((call) => ({
+        arguments: JSON.parse(call.arguments_json) as Json,
+        id: call.id,
+        name: call.name,
+        ...(Object.hasOwn(renderedTools, call.name) ? { tool: renderedTools[call.name]! } : {}),
+      })),
+    }));
+  }
+  return encodeReply(checked.content, calls, assistantRecord(checked));
+}
+
+/** The JSON text of a reply's assistant record, keys sorted as the Lua encoder sorts them. */
+function assistantRecord(reply: CheckedReply): string {
+  const content = `{"content":${JSON.stringify(reply.content)},"role":"assistant"`;
+  if (reply.tool_calls.length === 0) return `${content}}`;
+  const calls = reply.tool_calls.map((call) => `{"arguments":${call.arguments_json},"id":${JSON.stringify(call.id)},"name":${JSON.stringify(call.name)}}`);
+  return `${content},"tool_calls":[${calls.join(',')}]}`;
+}
+
+function addUsage(run: RunContext, usage: Json): void {
+  run.usage.rounds++;
+  if (usage && typeof usage === 'object' && !Array.isArray(usage)) {
+    if (typeof usage.input_tokens === 'number') run.usage.input_tokens += usage.input_tokens;
+    if (typeof usage.output_tokens === 'number') run.usage.output_tokens += usage.output_tokens;
+  }
+}
