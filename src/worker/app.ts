@@ -9,6 +9,7 @@ import { hookRoutes } from './routes/hooks.ts';
 import { promptRoutes } from './routes/prompts.ts';
 import { runRoutes } from './routes/runs.ts';
 import { checkPathEncoding } from './request-path.ts';
+import { consoleRoutes } from './console/routes.tsx';
 
 /** Builds the app. */
 export function createApp(): Hono<{ Bindings: Env }> {
@@ -28,6 +29,7 @@ export function createApp(): Hono<{ Bindings: Env }> {
   app.route('/', promptRoutes);
   app.route('/', runRoutes);
   app.route('/', hookRoutes);
+  app.route('/', consoleRoutes);
   app.notFound((c) => {
     const path = c.req.path.length > 200 ? `${c.req.path.slice(0, 200)}...` : c.req.path;
     throw new ApiError(404, `no route ${c.req.method} ${path}`);
