@@ -42,6 +42,7 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
     if (children === undefined || children === null) return node;
     (Array.isArray(children) ? children : [children]).forEach(function (child) {
       if (child === null || child === undefined || child === false) return;
+      if (Array.isArray(child)) { add(node, child); return; }
       node.appendChild(typeof child === 'object' ? child : document.createTextNode(String(child)));
     });
     return node;
@@ -319,6 +320,7 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
       body.setAttribute('data-render-ms', String(Math.round(performance.now() - began)));
     }
     await load();
+    body.setAttribute('data-ready-ms', String(Math.round(performance.now())));
     body.setAttribute('data-ready', '');
     every(5000, load);
   }
@@ -637,7 +639,7 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
     });
     source.split('\n').forEach(function (line, index) {
       var bad = byLine.get(index + 1);
-      var item = h('li', { class: bad ? 'bad' : null, 'data-line': index + 1 }, line === '' ? ' ' : line);
+      var item = h('li', { class: bad ? 'bad' : null, 'data-line': index + 1 }, line);
       (bad || []).forEach(function (problem) {
         item.appendChild(h('span', { class: 'why', text: '↑ ' + (problem.column ? 'column ' + problem.column + ': ' : '') + problem.message }));
       });

@@ -86,7 +86,7 @@ ol.timeline li[data-kind=end] .type { color: var(--green); }
 ol.timeline li[data-kind=fail] .type { color: var(--red); }
 ul.files { padding-left: 1.2em; }
 ol.source { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 13px; background: var(--soft); border: 1px solid var(--line); border-radius: 6px; padding: .5em .5em .5em 3.5em; white-space: pre-wrap; overflow-wrap: anywhere; }
-ol.source li { padding-left: .5em; }
+ol.source li { padding-left: .5em; min-height: 1.45em; }
 ol.source li::marker { color: #9aa1aa; }
 ol.source li.bad { background: #fdf0ef; outline: 1px solid #f2c9c5; }
 ol.source li .why { display: block; color: var(--red); font-family: system-ui, sans-serif; }
