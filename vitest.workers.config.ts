@@ -10,7 +10,7 @@
  * pool runs that bundle as a second Worker, bound to the tests as LUA_BUNDLE.
  */
 import { existsSync } from 'node:fs';
-import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
+import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-pool-workers';
 import { defineConfig } from 'vitest/config';
 import { unstable_readConfig } from 'wrangler';
 
@@ -22,6 +22,8 @@ if (!existsSync(bundleEntry)) {
   throw new Error(`${bundleEntry} is missing: run \`npm run test:workers\`, which builds it first`);
 }
 const deployed = unstable_readConfig({ config: WRANGLER_CONFIG });
+// The index's tables, applied to the test D1 database before each test file (test/worker/apply-migrations.ts).
+const migrations = await readD1Migrations('./migrations');
 
 export default defineConfig({
   plugins: [
@@ -36,6 +38,7 @@ export default defineConfig({
           RUNVIL_API_TOKEN: 'test-api-token',
           RUNVIL_WEBHOOK_SECRET_GREET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
           RUNVIL_RUN_TIMEOUT_SECONDS: '3600',
+          TEST_MIGRATIONS: migrations,
         },
         serviceBindings: { LUA_BUNDLE: 'lua-bundle' },
         workers: [
@@ -53,5 +56,6 @@ export default defineConfig({
   ],
   test: {
     include: ['test/worker/**/*.test.ts'],
+    setupFiles: ['./test/worker/apply-migrations.ts'],
   },
 });

@@ -2,7 +2,8 @@
 /**
  * `npm start`: serves Runvil on workerd through `wrangler dev`, at
  * http://127.0.0.1:${PORT:-8787}, with KV and Durable Object state persisted under
- * .wrangler/state (RUNVIL_STATE_DIR overrides), serving the prompts of prompts/.
+ * .wrangler/state (RUNVIL_STATE_DIR overrides), serving the prompts of prompts/. The
+ * index's D1 tables (migrations/) are applied to the local database first.
  *
  * Secrets come from .dev.vars and from the environment, the environment winning:
  * RUNVIL_API_TOKEN, RUNVIL_WEBHOOK_SECRET_*, RUNVIL_RUN_TIMEOUT_SECONDS,
@@ -11,7 +12,7 @@
  * (.wrangler/start.env, readable by its owner only), not on its command line.
  * `--local`: nothing reaches Cloudflare (the Workers AI binding is not available locally).
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,9 +48,19 @@ writeFileSync(envFile, Object.entries(vars).map(([k, v]) => `${k}=${JSON.stringi
 chmodSync(envFile, 0o600);
 
 const wrangler = join(root, 'node_modules/.bin/wrangler');
+const wranglerEnv = { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' };
+
+// The index's tables (migrations/), in the local D1 database under the state directory;
+// migrations already applied are skipped.
+const migrated = spawnSync(wrangler, ['d1', 'migrations', 'apply', 'RUNVIL_DB', '--local', '--persist-to', stateDir], { cwd: root, env: { ...wranglerEnv, CI: '1' }, encoding: 'utf8' });
+if (migrated.status !== 0) {
+  console.error(`runvil: applying the index migrations (migrations/) failed:\n${migrated.stdout}${migrated.stderr}`);
+  process.exit(1);
+}
+
 // Extra arguments go to wrangler dev (the benchmark passes its own Worker entry).
 const args = ['dev', ...process.argv.slice(2), '--local', '--ip', '127.0.0.1', '--port', port, '--persist-to', stateDir, '--env-file', envFile, '--show-interactive-dev-session=false'];
 // Offline: no usage metrics, and no download of Cloudflare's `Request.cf` sample (a placeholder serves).
-const child = spawn(wrangler, args, { cwd: root, stdio: 'inherit', env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' } });
+const child = spawn(wrangler, args, { cwd: root, stdio: 'inherit', env: wranglerEnv });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

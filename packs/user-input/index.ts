@@ -3,10 +3,24 @@
  * the operator's text, trusted; a failed ask answers the operator's model-safe message.
  */
 import type { Pack } from '../../src/host/pack.ts';
-import { USER_INPUT_MANIFEST } from './manifest.ts';
+import type { Json } from '../../src/prompt/types.ts';
+import { MAX_ASK_TIMEOUT_SECONDS, MAX_CHOICE_CHARS, MAX_CHOICES, USER_INPUT_MANIFEST } from './manifest.ts';
 
 /** user-input/ask's failure when the question is given but is not a string. */
 export const QUESTION_NOT_TEXT = 'user-input_ask: question must be a string';
+
+/** user-input/ask's failure when `choices` is not a list of distinct non-empty strings. */
+export const CHOICES_NOT_TEXTS = `user-input_ask: choices must be a list of 1 to ${MAX_CHOICES} distinct strings of 1 to ${MAX_CHOICE_CHARS} characters`;
+
+/** user-input/ask's failure when `timeout` is not a number of seconds. */
+export const TIMEOUT_NOT_SECONDS = `user-input_ask: timeout must be a number of seconds above 0 and at most ${MAX_ASK_TIMEOUT_SECONDS}`;
+
+/** True for a list of 1 to MAX_CHOICES distinct strings of 1 to MAX_CHOICE_CHARS characters. */
+function validChoices(value: Json): boolean {
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_CHOICES) return false;
+  if (!value.every((choice) => typeof choice === 'string' && choice.length > 0 && [...choice].length <= MAX_CHOICE_CHARS)) return false;
+  return new Set(value).size === value.length;
+}
 
 /** Builds runvil/user-input. */
 export function userInputPack(): Pack {
@@ -18,7 +32,18 @@ export function userInputPack(): Pack {
       if (question !== undefined && question !== null && typeof question !== 'string') {
         return { ok: false, message: QUESTION_NOT_TEXT };
       }
-      const asked = { ...(typeof question === 'string' ? { question } : {}), ...(context.effect ? { effect: context.effect } : {}) };
+      const choices = args.choices;
+      if (choices !== undefined && choices !== null && !validChoices(choices)) return { ok: false, message: CHOICES_NOT_TEXTS };
+      const timeout = args.timeout;
+      if (timeout !== undefined && timeout !== null && !(typeof timeout === 'number' && timeout > 0 && timeout <= MAX_ASK_TIMEOUT_SECONDS)) {
+        return { ok: false, message: TIMEOUT_NOT_SECONDS };
+      }
+      const asked = {
+        ...(typeof question === 'string' ? { question } : {}),
+        ...(context.effect ? { effect: context.effect } : {}),
+        ...(Array.isArray(choices) ? { choices: choices as string[] } : {}),
+        ...(typeof timeout === 'number' ? { timeout } : {}),
+      };
       const answer = await context.operator.ask(asked);
       return answer.ok ? { ok: true, output: answer.text } : { ok: false, message: answer.message };
     },

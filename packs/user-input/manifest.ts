@@ -5,6 +5,13 @@
 import type { PackManifest } from '../../src/host/pack.ts';
 import { USER_INPUT_PRELUDE } from './prelude.ts';
 
+/** The most choices an ask offers, and the longest one, in characters. */
+export const MAX_CHOICES = 25;
+export const MAX_CHOICE_CHARS = 200;
+
+/** The longest timeout an ask takes: 30 days, in seconds. */
+export const MAX_ASK_TIMEOUT_SECONDS = 2_592_000;
+
 /** The manifest of runvil/user-input. */
 export const USER_INPUT_MANIFEST: PackManifest = {
   fqName: 'runvil/user-input',
@@ -17,6 +24,19 @@ export const USER_INPUT_MANIFEST: PackManifest = {
         type: 'object',
         properties: {
           question: { type: 'string', description: 'What to ask the operator; leave it out to wait for their next message.' },
+          choices: {
+            type: 'array',
+            items: { type: 'string', minLength: 1, maxLength: MAX_CHOICE_CHARS },
+            minItems: 1,
+            maxItems: MAX_CHOICES,
+            description: 'The answers the operator may give (shown as buttons); any other answer is refused. Leave it out for free text.',
+          },
+          timeout: {
+            type: 'number',
+            exclusiveMinimum: 0,
+            maximum: MAX_ASK_TIMEOUT_SECONDS,
+            description: "Seconds the operator has to answer; then the call fails with \"the operator's window closed\". Leave it out to wait as long as the run may.",
+          },
         },
       },
       output: 'plain',

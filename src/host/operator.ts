@@ -14,6 +14,10 @@ export interface AskContext {
    * so a Host that persists asks can find the answer a replayed ask already has.
    */
   effect?: { chain: string; seq: number };
+  /** The answers the ask takes; any other is refused. Absent: any text. */
+  choices?: string[];
+  /** Seconds the operator has to answer; then the ask closes and fails with OPERATOR_WINDOW_CLOSED. */
+  timeout?: number;
 }
 
 /** Where asks go. */

@@ -6,6 +6,7 @@ import { requireApiToken } from './auth.ts';
 import type { Env } from './env.ts';
 import { ApiError, errorResponse } from './http-error.ts';
 import { hookRoutes } from './routes/hooks.ts';
+import { listRoutes } from './routes/lists.ts';
 import { promptRoutes } from './routes/prompts.ts';
 import { runRoutes } from './routes/runs.ts';
 import { checkPathEncoding } from './request-path.ts';
@@ -27,6 +28,7 @@ export function createApp(): Hono<{ Bindings: Env }> {
   app.use('/prompts', requireApiToken);
   app.use('/prompts/*', requireApiToken);
   app.route('/', promptRoutes);
+  app.route('/', listRoutes);
   app.route('/', runRoutes);
   app.route('/', hookRoutes);
   app.route('/', consoleRoutes);

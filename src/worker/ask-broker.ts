@@ -52,10 +52,13 @@ export class AskBroker implements Operator {
     const answer = new Promise<OperatorAnswer>((resolve) => this.waiting.set(askId, resolve));
     if (!record) {
       const question = context.question ?? null;
+      const now = this.clock();
+      const choices = context.choices ?? null;
+      const expiresAt = context.timeout !== undefined ? new Date(now + context.timeout * 1000).toISOString() : null;
       this.state.atomically(() => {
         const order = this.state.asks().length + 1;
-        this.state.putAsk({ ask_id: askId, question, asked_at: new Date(this.clock()).toISOString(), state: 'pending', order });
-        this.state.appendEvent({ type: 'ask_pending', task: context.effect?.chain ?? '0', ask_id: askId, question });
+        this.state.putAsk({ ask_id: askId, question, asked_at: new Date(now).toISOString(), state: 'pending', order, choices, expires_at: expiresAt });
+        this.state.appendEvent({ type: 'ask_pending', task: context.effect?.chain ?? '0', ask_id: askId, question, choices, expires_at: expiresAt });
       });
     }
     this.changed();
@@ -81,7 +84,7 @@ export class AskBroker implements Operator {
   closeAsksOf(task: string): void {
     for (const record of this.state.asks()) {
       if (record.state !== 'pending' || !askedWithin(record.ask_id, task)) continue;
-      this.state.putAsk({ ...record, state: 'closed' });
+      this.state.putAsk({ ...record, state: 'closed', closed_reason: 'cancelled', closed_at: new Date(this.clock()).toISOString() });
       this.deliver(record.ask_id, { ok: false, message: OPERATOR_WINDOW_CLOSED });
     }
   }

@@ -3,7 +3,7 @@
  * secrets set with `wrangler secret put` (or `.dev.vars` locally).
  */
 import type { AiBinding } from '../models/workers-ai.ts';
-import type { DoNamespace, KvNamespace } from './platform-types.ts';
+import type { D1Database, DoNamespace, KvNamespace } from './platform-types.ts';
 import type { RunObjectApi } from './run-object-api.ts';
 
 /** What the Worker and its run objects are given. */
@@ -12,6 +12,8 @@ export interface Env {
   RUNS: DoNamespace<RunObjectApi>;
   /** The run store: deployed prompts, run records, run files. */
   RUNVIL_KV: KvNamespace;
+  /** The index of runs and asks behind `GET /runs` and `GET /asks` (run-index.ts). */
+  RUNVIL_DB: D1Database;
   /** Workers AI, for prompts whose models use the `workers-ai` provider. */
   AI?: AiBinding;
   /** The bearer token of the API. Without it every API request is refused. */

@@ -58,3 +58,17 @@ export interface KvNamespace {
     cursor?: string;
   }>;
 }
+
+/** A prepared D1 statement. */
+export interface D1Statement {
+  bind(...values: (string | number | null)[]): D1Statement;
+  all<T = Record<string, unknown>>(): Promise<{ results: T[] }>;
+  run(): Promise<unknown>;
+}
+
+/** A D1 database (SQLite). */
+export interface D1Database {
+  prepare(sql: string): D1Statement;
+  /** Runs the statements as one transaction. */
+  batch(statements: D1Statement[]): Promise<unknown[]>;
+}

@@ -3,10 +3,10 @@
  * ends as Cancelled with the reason), resumes a run whose object was evicted or restarted
  * while it was running, within WATCHDOG_MS (nothing else would wake it: Durable Objects
  * have no shutdown hook),
- * and writes a finished run to KV, a batch of keys per invocation (kv-sync.ts), retrying a
- * failed write. Alarms are delivered at least once, so whatever the alarm does is safe to
- * do twice. (A run that ends sets the alarm for a moment later, to write it to KV; while
- * keys remain, each invocation sets it again for at once.)
+ * and delivers the run object's outbox (outbox.ts: the index rows, the notifications, the
+ * finished run's KV writes), and closes asks whose deadline passed. Alarms are delivered at
+ * least once, so whatever the alarm does is safe to do twice. The object sets the alarm for
+ * the earliest of these duties.
  */
 import type { RunMeta, RunProgress } from './run-state.ts';
 import { isFinal } from './run-view.ts';
@@ -31,29 +31,23 @@ export function deathsReason(deaths: number): string {
   return `the run's execution was stopped ${deaths} times in a row before it journaled anything new (Cloudflare's CPU limit per invocation, limits.cpu_ms, or a crash each time): it is not resumed again`;
 }
 
-/** How long after a run ends it is written to KV. */
-export const KV_SYNC_DELAY_MS = 500;
-
-/** How soon a failed write of a finished run to KV is tried again. */
-export const KV_RETRY_MS = 10_000;
-
 /** The default longest run, in seconds: one day. */
 export const DEFAULT_RUN_TIMEOUT_SECONDS = 86_400;
 
 /** What the alarm should do at `now`. */
-export type AlarmDuty = 'none' | 'sync-kv' | 'time-out' | 'resume' | 'watch';
+export type AlarmDuty = 'none' | 'time-out' | 'resume' | 'watch';
 
 /** The duty of an alarm firing at `now`. */
 export function alarmDuty(meta: RunMeta, progress: RunProgress, now: number, live: boolean): AlarmDuty {
-  if (isFinal(progress.status)) return progress.kv_synced ? 'none' : 'sync-kv';
+  if (isFinal(progress.status)) return 'none';
   if (now >= meta.deadline_at) return 'time-out';
   if (progress.status === 'running' && !live) return 'resume';
   return 'watch';
 }
 
-/** When the alarm should next fire, or null for never. */
+/** When the alarm should next fire for the run's own duties (the outbox adds its own times), or null for never. */
 export function nextAlarm(meta: RunMeta, progress: RunProgress, now: number): number | null {
-  if (isFinal(progress.status)) return progress.kv_synced ? null : now + KV_RETRY_MS;
+  if (isFinal(progress.status)) return null;
   if (progress.status === 'suspended') return meta.deadline_at;
   return Math.min(meta.deadline_at, now + WATCHDOG_MS);
 }

@@ -15,8 +15,11 @@ const RUN_ID = /^[0-9a-f]{64}$/;
 /** Where a deduplicating key comes from; each has names of its own, so a webhook cannot claim an API start's key. */
 export type DedupeSource = 'hook' | 'start';
 
-/** The longest deduplicating key (`webhook-id`, `Idempotency-Key`), in characters. */
+/** The longest deduplicating key (`webhook-id`), in characters. */
 export const MAX_DEDUPE_KEY_CHARS = 255;
+
+/** The longest `Idempotency-Key` of a start, in characters (DESIGN.md Part 2). */
+export const MAX_IDEMPOTENCY_KEY_CHARS = 200;
 
 /** The run id of the start of `prompt` keyed by `key` (a webhook's `webhook-id`, a start's `Idempotency-Key`). */
 export function dedupedRunId(env: Env, source: DedupeSource, prompt: string, key: string): DoId {
@@ -28,10 +31,10 @@ export function webhookRunId(env: Env, prompt: string, webhookId: string): DoId 
   return dedupedRunId(env, 'hook', prompt, webhookId);
 }
 
-/** Refuses with 400 a key that is empty, longer than MAX_DEDUPE_KEY_CHARS, or holds a character other than visible ASCII. */
-export function checkDedupeKey(key: string, header: string): void {
-  if (key.length === 0) throw new ApiError(400, `${header} is empty: send 1 to ${MAX_DEDUPE_KEY_CHARS} visible ASCII characters (a UUID does)`, { field: header });
-  if (key.length > MAX_DEDUPE_KEY_CHARS) throw new ApiError(400, `${header} is ${key.length} characters long; it takes at most ${MAX_DEDUPE_KEY_CHARS}`, { field: header });
+/** Refuses with 400 a key that is empty, longer than `max`, or holds a character other than visible ASCII. */
+export function checkDedupeKey(key: string, header: string, max = MAX_DEDUPE_KEY_CHARS): void {
+  if (key.length === 0) throw new ApiError(400, `${header} is empty: send 1 to ${max} visible ASCII characters (a UUID does)`, { field: header });
+  if (key.length > max) throw new ApiError(400, `${header} is ${key.length} characters long; it takes at most ${max}`, { field: header });
   const bad = /[^\x21-\x7e]/.exec(key);
   if (bad) {
     const code = bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');

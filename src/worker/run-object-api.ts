@@ -3,6 +3,7 @@
  * with the HTTP status the route gives them, so that a refused request changes nothing.
  */
 import type { Json } from '../prompt/types.ts';
+import type { NotificationDelivery } from './outbox.ts';
 import type { AskInfo, ObjectView } from './run-view.ts';
 
 /** A new run: the prompt as it is now (a later upload does not change a run), its args and seed. */
@@ -14,13 +15,17 @@ export interface StartSpec {
   /** How long the run may last, in seconds, before it ends as Cancelled. */
   timeout_seconds: number;
   webhook_id?: string;
+  /** The origin of the request that starts it (answer URLs in notifications). */
+  origin?: string;
 }
 
 /** A refusal: the status and the message the API answers. */
 export interface Refusal {
   ok: false;
-  status: 403 | 404 | 409;
+  status: 400 | 403 | 404 | 409;
   message: string;
+  /** An answer outside the ask's choices: the choices. */
+  choices?: string[];
 }
 
 /** A run's view, or why the request was refused. */
@@ -45,6 +50,8 @@ export interface RunObjectApi {
    */
   answer(askId: string, answer: string, answeredBy: string | null, waitMs?: number): Promise<AnswerOutcome>;
   cancel(reason: string): Promise<ViewOutcome>;
+  /** The run's notifications and how their delivery went; undefined when this object holds no run. */
+  notifications(): Promise<NotificationDelivery[] | undefined>;
   /** A file of the run, or null; undefined when this object holds no run. */
   file(path: string): Promise<string | null | undefined>;
   /** The run's file paths under `prefix`; undefined when this object holds no run. */

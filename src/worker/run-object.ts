@@ -14,9 +14,15 @@ import { chainOfAsk } from './ask-broker.ts';
 import type { Env } from './env.ts';
 import { eventStream, resumePoint } from './event-stream.ts';
 import { syncToKv } from './kv-sync.ts';
+import { publicAsk } from './ask-view.ts';
+import { textVars } from './env.ts';
+import { Outbox, type NotificationDelivery } from './outbox.ts';
+import { notifyRetryScale, notifyTargetsOf } from './notify-targets.ts';
+import type { NotifyTarget } from '../config/deployment-config.ts';
+import { OPERATOR_WINDOW_CLOSED } from '../host/operator.ts';
 import { abandonEarlierExecution, LiveRun } from './live-run.ts';
 import type { KvNamespace } from './platform-types.ts';
-import { alarmDuty, deathsReason, KV_SYNC_DELAY_MS, MAX_DEATHS_WITHOUT_PROGRESS, nextAlarm, timeoutReason } from './run-alarm.ts';
+import { alarmDuty, deathsReason, MAX_DEATHS_WITHOUT_PROGRESS, nextAlarm, timeoutReason } from './run-alarm.ts';
 import type { AnswerOutcome, RunObjectApi, StartSpec, ViewOutcome } from './run-object-api.ts';
 import { RunState, type RunMeta } from './run-state.ts';
 import { isFinal, type AskInfo, type AskRecord, type ObjectView, type RunStatus } from './run-view.ts';
@@ -27,12 +33,44 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   private readonly state: RunState;
   private live: LiveRun | null = null;
   private readonly listeners = new Set<() => void>();
+  private readonly outbox: Outbox;
+  /** The alarm time this object last set (null: none, undefined: not known yet). */
+  private alarmAt: number | null | undefined = undefined;
 
   constructor(ctx: ConstructorParameters<typeof DurableObject<Env>>[0], env: Env) {
     super(ctx, env);
     abandonEarlierExecution(ctx.id.toString());
     this.state = new RunState(ctx.storage);
     this.state.onEvent = () => this.notify();
+    this.outbox = new Outbox({
+      storage: ctx.storage,
+      state: this.state,
+      targets: () => this.notifyTargets(),
+      vars: () => textVars(this.env),
+      db: () => this.env.RUNVIL_DB,
+      publicAsk: async (ask) => ({ ...(await publicAsk(this.env, this.origin(), ask)) }),
+      askInfo: (ask) => askInfo(this.state.meta()!, ask),
+      syncKv: () => this.syncKv(),
+      wake: (at) => queueMicrotask(() => void this.wakeBy(at)),
+      fetch: (request) => this.deliver(request),
+      retryScale: notifyRetryScale(env),
+    });
+    this.state.onChange = (change) => this.outbox.record(change);
+  }
+
+  /** The deployment's notify targets (runvil.yaml's `notify:`); tests set their own. */
+  protected notifyTargets(): readonly NotifyTarget[] {
+    return notifyTargetsOf(this.env);
+  }
+
+  /** Sends one notification (a seam for tests that count or fail deliveries). */
+  protected deliver(request: Request): Promise<Response> {
+    return fetch(request);
+  }
+
+  /** The origin answer URLs are made on: the one the run was started through. */
+  private origin(): string {
+    return this.state.meta()?.origin ?? 'http://127.0.0.1:8787';
   }
 
   /** The Host a run is served with (tests serve their own). */
@@ -59,6 +97,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
         created_at: new Date(now).toISOString(),
         timeout_seconds: spec.timeout_seconds,
         deadline_at: now + spec.timeout_seconds * 1000,
+        ...(spec.origin !== undefined ? { origin: spec.origin } : {}),
         ...(spec.webhook_id !== undefined ? { webhook_id: spec.webhook_id } : {}),
       },
       spec.source,
@@ -108,14 +147,23 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     const status = this.state.progress().status;
     if (ask.state === 'answered') {
       // A retry of the answer taken (its response was lost) is no error; another answer is.
-      if (ask.answer === answer) return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
+      if (ask.answer === answer) {
+        await this.outbox.flushIndex();
+        return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
+      }
       return { ok: false, status: 409, message: `ask ${askId} was already answered (at ${ask.answered_at}) with another answer; an answer is taken once` };
+    }
+    if (ask.state === 'closed' && ask.closed_reason === 'expired') {
+      return { ok: false, status: 409, message: `ask ${askId} is no longer pending: it expired at ${ask.expires_at}, so the answer is stale` };
     }
     if (isFinal(status)) {
       return { ok: false, status: 409, message: `ask ${askId} is no longer pending: the run has ended (${status}), so the answer is stale` };
     }
     if (ask.state === 'closed') {
       return { ok: false, status: 409, message: `ask ${askId} is no longer pending: the task that asked was cancelled, so the answer is stale` };
+    }
+    if (ask.choices && !ask.choices.includes(answer)) {
+      return { ok: false, status: 400, message: `the answer must be one of the ask's choices: ${ask.choices.map((choice) => JSON.stringify(choice)).join(', ')}`, choices: ask.choices };
     }
     this.state.atomically(() => {
       this.state.putAsk({ ...ask, state: 'answered', answer, answered_at: new Date().toISOString(), ...(answeredBy !== null ? { answered_by: answeredBy } : {}) });
@@ -126,6 +174,8 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     this.launch('resume');
     // The run goes on (run_resumed); it suspends again once it waits on asks alone.
     this.refreshStatus();
+    // Read-your-writes: the ask is out of the pending list before the answer's response is sent.
+    await this.outbox.flushIndex();
     return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
   }
 
@@ -136,6 +186,11 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     if (isFinal(status)) return { ok: false, status: 409, message: `the run has already ended (${status}); there is nothing to cancel` };
     await this.stop(reason);
     return { ok: true, view: this.currentView()! };
+  }
+
+  async notifications(): Promise<NotificationDelivery[] | undefined> {
+    if (!this.state.meta()) return undefined;
+    return this.outbox.deliveries();
   }
 
   async file(path: string): Promise<string | null | undefined> {
@@ -165,26 +220,45 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   }
 
   override async alarm(): Promise<void> {
+    this.alarmAt = null;
     const meta = this.state.meta();
     if (!meta) return;
+    // A run that ended before the outbox kept its KV write is owed to KV all the same.
+    const progress = this.state.progress();
+    if (isFinal(progress.status) && !progress.kv_synced) this.outbox.oweKv(Date.now());
+    await this.outbox.deliverDue(Date.now());
+    this.expireAsks(Date.now());
     switch (alarmDuty(meta, this.state.progress(), Date.now(), this.live !== null)) {
-      case 'sync-kv':
-        // More to write: the next invocation goes on at once, with KV operations of its own.
-        if ((await this.syncKv()) === 'more') {
-          await this.ctx.storage.setAlarm(Date.now());
-          return;
-        }
-        break;
       case 'time-out':
         await this.stop(timeoutReason(meta.timeout_seconds));
-        return;
+        break;
       case 'resume':
         this.launch('resume');
-        // A run that was not resumed again has ended, and end() set the alarm that writes it to KV.
-        if (isFinal(this.state.progress().status)) return;
         break;
     }
     await this.armAlarm();
+  }
+
+  /**
+   * Closes, as expired, every pending ask whose deadline has passed: the run's wait on it
+   * ends with the closed window (the call fails with OPERATOR_WINDOW_CLOSED), from the live
+   * run, or from a replay, which finds the ask closed.
+   */
+  private expireAsks(now: number): void {
+    if (isFinal(this.state.progress().status)) return;
+    let expired = false;
+    for (const ask of this.state.asks()) {
+      if (ask.state !== 'pending' || !ask.expires_at || Date.parse(ask.expires_at) > now) continue;
+      this.state.atomically(() => {
+        this.state.putAsk({ ...ask, state: 'closed', closed_reason: 'expired', closed_at: new Date(now).toISOString() });
+        this.state.appendEvent({ type: 'ask_expired', task: chainOfAsk(ask.ask_id), ask_id: ask.ask_id });
+      });
+      if (this.live) this.live.broker.deliver(ask.ask_id, { ok: false, message: OPERATOR_WINDOW_CLOSED });
+      expired = true;
+    }
+    if (!expired) return;
+    this.launch('resume');
+    this.refreshStatus();
   }
 
   /** Resumes a run that should be executing but is not in memory (its object was evicted or restarted). */
@@ -255,12 +329,13 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
    * run's files need, and retries if a write fails.
    */
   private async end(status: RunStatus, how: { result?: string; error?: { kind: string; message: string } }): Promise<void> {
+    const endedAt = new Date().toISOString();
     this.state.atomically(() => {
-      for (const ask of this.state.asks()) if (ask.state === 'pending') this.state.putAsk({ ...ask, state: 'closed' });
-      this.state.setStatus(status, { ...how, ended_at: new Date().toISOString() });
+      for (const ask of this.state.asks()) if (ask.state === 'pending') this.state.putAsk({ ...ask, state: 'closed', closed_reason: 'cancelled', closed_at: endedAt });
+      this.state.setStatus(status, { ...how, ended_at: endedAt });
     });
     this.notify();
-    await this.ctx.storage.setAlarm(Date.now() + KV_SYNC_DELAY_MS);
+    await this.armAlarm();
   }
 
   /**
@@ -312,12 +387,28 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     void this.armAlarm();
   }
 
+  /** Sets the alarm for the earliest of the run's duty (run-alarm.ts), the outbox's next delivery, and the next ask deadline. */
   private async armAlarm(): Promise<void> {
     const meta = this.state.meta();
     if (!meta) return;
-    const at = nextAlarm(meta, this.state.progress(), Date.now());
+    const progress = this.state.progress();
+    const now = Date.now();
+    const times = [isFinal(progress.status) ? null : nextAlarm(meta, progress, now), this.outbox.nextDue()];
+    if (!isFinal(progress.status)) for (const ask of this.state.asks()) if (ask.state === 'pending' && ask.expires_at) times.push(Date.parse(ask.expires_at));
+    const due = times.filter((at): at is number => at !== null);
+    // A time already past runs the alarm at once.
+    const at = due.length === 0 ? null : Math.max(now, Math.min(...due));
+    this.alarmAt = at;
     if (at === null) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(at);
+  }
+
+  /** Makes sure the alarm runs by `at` (the outbox has something to deliver then). */
+  private async wakeBy(at: number): Promise<void> {
+    const current = this.alarmAt === undefined ? await this.ctx.storage.getAlarm() : this.alarmAt;
+    if (current !== null && current <= at) return;
+    this.alarmAt = at;
+    await this.ctx.storage.setAlarm(at);
   }
 
   private notify(): void {
@@ -353,8 +444,8 @@ function askInfo(meta: RunMeta, ask: AskRecord): AskInfo {
     prompt: meta.prompt,
     task: chainOfAsk(ask.ask_id),
     question: ask.question,
-    choices: null,
+    choices: ask.choices ?? null,
     asked_at: ask.asked_at,
-    expires_at: null,
+    expires_at: ask.expires_at ?? null,
   };
 }

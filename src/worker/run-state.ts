@@ -36,6 +36,8 @@ export interface RunMeta {
   deadline_at: number;
   /** The webhook delivery that started it, when one did. */
   webhook_id?: string;
+  /** The origin of the request that started it: answer URLs in notifications are made on it. */
+  origin?: string;
 }
 
 /** Where a run stands. */
@@ -56,6 +58,14 @@ export interface RunProgress {
   /** How many executions of the running run died in a row since its last new journal entry (run-alarm.ts). */
   deaths?: number;
 }
+
+/**
+ * A change the world outside the run object must learn of (the index, notifications, KV),
+ * told to the state's observer inside the change's own transaction (outbox.ts).
+ */
+export type StateChange =
+  | { kind: 'run'; before: RunStatus | null; after: RunStatus }
+  | { kind: 'ask'; before: AskRecord | undefined; after: AskRecord };
 
 /** A change to one file, made by a store effect. */
 export type FileChange = { op: 'write' | 'append'; path: string; text: string } | { op: 'delete'; path: string };
@@ -83,6 +93,8 @@ export class RunState {
   private page: { first: number; texts: string[]; chars: number } | null = null;
   /** Called with each event appended to the stream. */
   onEvent: (event: StreamEvent) => void = () => {};
+  /** Called inside the transaction of each change to the run's status or asks (the outbox writes what must leave). */
+  onChange: (change: StateChange) => void = () => {};
 
   constructor(private readonly storage: DoStorage) {
     this.kv = storage.kv;
@@ -101,9 +113,10 @@ export class RunState {
       putText(this.kv, 'source', source);
       putText(this.kv, 'args', JSON.stringify(args));
       this.kv.put('progress', progress);
+      this.metaCache = meta;
+      this.progressCache = progress;
+      this.onChange({ kind: 'run', before: null, after: 'running' });
     });
-    this.metaCache = meta;
-    this.progressCache = progress;
   }
 
   source(): string {
@@ -127,9 +140,11 @@ export class RunState {
 
   /** Sets the status (running or suspended, or a final one with how it ended). */
   setStatus(status: RunStatus, end?: { result?: string; error?: RunErrorView; ended_at: string }): void {
+    const before = this.progress().status;
     this.atomically(() => {
       if (end?.result !== undefined) putText(this.kv, 'result', end.result);
       this.saveProgress(end ? { status, error: end.error ?? null, ended_at: end.ended_at } : { status });
+      this.onChange({ kind: 'run', before, after: status });
     });
   }
 
@@ -235,7 +250,11 @@ export class RunState {
   }
 
   putAsk(record: AskRecord): void {
-    this.kv.put(ASK + record.ask_id, record);
+    this.atomically(() => {
+      const before = this.ask(record.ask_id);
+      this.kv.put(ASK + record.ask_id, record);
+      this.onChange({ kind: 'ask', before, after: record });
+    });
   }
 
   /** Runs `closure` as one transaction (inside another one, as part of it). */

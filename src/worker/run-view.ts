@@ -85,4 +85,11 @@ export interface AskRecord {
   answered_at?: string;
   /** Who answered, as the answer said (up to 200 characters). */
   answered_by?: string;
+  /** The answers the ask takes (absent or null: any text). */
+  choices?: string[] | null;
+  /** When the ask closes as expired, if it has a timeout. */
+  expires_at?: string | null;
+  /** Why a closed ask closed: its deadline passed, or the run or its task ended (absent: cancelled). */
+  closed_reason?: 'expired' | 'cancelled';
+  closed_at?: string;
 }

@@ -49,7 +49,7 @@ describe('a start with an Idempotency-Key', () => {
   });
 
   it('is refused with 400 naming the header for a key that is empty, too long or not visible ASCII', async () => {
-    for (const key of ['', 'k'.repeat(256), 'has space', 'tab\there', 'é', '日本', 'a\u007f']) {
+    for (const key of ['', 'k'.repeat(201), 'k'.repeat(256), 'has space', 'tab\there', 'é', '日本', 'a\u007f']) {
       let response: Response;
       try {
         response = await start('greet', key);
@@ -61,6 +61,8 @@ describe('a start with an Idempotency-Key', () => {
       expect(error.field).toBe('Idempotency-Key');
       expect(error.message).toMatch(/^Idempotency-Key /);
     }
-    expect((await start('greet', 'k'.repeat(255))).status).toBe(202);
+    const long = await start('greet', 'k'.repeat(201));
+    expect(((await long.json()) as { error: { message: string } }).error.message).toBe('Idempotency-Key is 201 characters long; it takes at most 200');
+    expect((await start('greet', 'k'.repeat(200))).status).toBe(202);
   });
 });

@@ -7,7 +7,7 @@ import { checkJsonContentType, onlyKeys, parseJsonObject, readText } from '../bo
 import type { Env } from '../env.ts';
 import { ApiError } from '../http-error.ts';
 import { checkPromptName, findPrompt, listPrompts, savePrompt } from '../prompt-library.ts';
-import { checkDedupeKey, dedupedRunId } from '../run-ids.ts';
+import { checkDedupeKey, dedupedRunId, MAX_IDEMPOTENCY_KEY_CHARS } from '../run-ids.ts';
 import { startRun } from '../start-run.ts';
 import { waitSeconds } from '../wait.ts';
 import type { Json } from '../../prompt/types.ts';
@@ -35,7 +35,7 @@ promptRoutes.post('/prompts/:name/runs', async (c) => {
   const name = c.req.param('name');
   const wait = waitSeconds(c.req.query('wait'));
   const key = c.req.header('idempotency-key');
-  if (key !== undefined) checkDedupeKey(key, 'Idempotency-Key');
+  if (key !== undefined) checkDedupeKey(key, 'Idempotency-Key', MAX_IDEMPOTENCY_KEY_CHARS);
   checkJsonContentType(c.req.raw);
   const body = parseJsonObject(await readText(c.req.raw));
   onlyKeys(body, ['args', 'seed']);
@@ -49,6 +49,7 @@ promptRoutes.post('/prompts/:name/runs', async (c) => {
     // The same key for the same prompt names the same run object, which starts a run once.
     ...(key !== undefined ? { id: dedupedRunId(c.env, 'start', name, key) } : {}),
     waitMs: wait * 1000,
+    origin: new URL(c.req.url).origin,
   });
   const duplicate = key !== undefined ? { duplicate: !started.created } : {};
   const status = !started.created ? 200 : wait === 0 || started.view.status === 'running' ? 202 : 200;

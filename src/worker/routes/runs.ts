@@ -77,6 +77,13 @@ runRoutes.post('/runs/:id/cancel', requireApiToken, async (c) => {
   return c.json(await publicView(c.env, originOf(c.req.raw), outcome.view));
 });
 
+runRoutes.get('/runs/:id/notifications', requireApiToken, async (c) => {
+  const id = c.req.param('id');
+  const notifications = await runObject(c.env, id).notifications();
+  if (notifications === undefined) throw new ApiError(404, `no run ${JSON.stringify(id)}`);
+  return c.json({ notifications: notifications.map(({ webhook_id, event, url, state, attempts, last_status }) => ({ webhook_id, event, url, state, attempts, last_status })) });
+});
+
 runRoutes.get('/runs/:id/files/*', requireApiToken, async (c) => {
   const id = c.req.param('id');
   const run = runObject(c.env, id);
@@ -104,5 +111,6 @@ function answeredByOf(value: Json | undefined): string | null {
 
 /** The API error of a refusal by the run object. */
 function refused(outcome: Refusal, runId: string): ApiError {
+  if (outcome.choices) return new ApiError(outcome.status, outcome.message, { field: 'answer', choices: outcome.choices });
   return new ApiError(outcome.status, outcome.status === 404 && outcome.message === 'no such run' ? `no run ${JSON.stringify(runId)}` : outcome.message);
 }

@@ -17,6 +17,19 @@ import { createApp } from '../../../src/worker/app.ts';
 import { RunObject as WorkerRunObject } from '../../../src/worker/run-object.ts';
 import { isolatePlatform } from '../../../src/worker/lua-platform.ts';
 import { testHost } from './test-host.ts';
+import type { NotifyTarget } from '../../../src/config/deployment-config.ts';
+
+/**
+ * Notifications in workerd tests: the notify targets the run objects use (runvil.yaml's
+ * `notify:` in a deployment), each delivery the run objects send (the request, as sent,
+ * signed), and how the receiver answers it (`respond`: a status, or null for a network
+ * failure). The e2e check (scripts/e2e.mjs) delivers to a real receiver on loopback.
+ */
+export const notifications: {
+  targets: NotifyTarget[];
+  sent: { url: string; headers: Record<string, string>; body: string }[];
+  respond: (url: string, attempt: number) => number | null;
+} = { targets: [], sent: [], respond: () => 204 };
 
 let faultAt: number | null = null;
 let fired = false;
@@ -69,6 +82,19 @@ export class RunObject extends WorkerRunObject {
 
   protected override host(operator: Operator) {
     return testHost(this.env, operator, this.ctx.id.toString());
+  }
+
+  protected override notifyTargets(): readonly NotifyTarget[] {
+    return notifications.targets;
+  }
+
+  protected override async deliver(request: Request): Promise<Response> {
+    const body = await request.text();
+    notifications.sent.push({ url: request.url, headers: Object.fromEntries([...(request.headers as unknown as Iterable<[string, string]>)]), body });
+    const attempt = notifications.sent.filter((sent) => sent.url === request.url && JSON.parse(sent.body).type !== undefined && sent.headers['webhook-id'] === request.headers.get('webhook-id')).length;
+    const status = notifications.respond(request.url, attempt);
+    if (status === null) throw new TypeError('fetch failed (a test fault)');
+    return new Response(null, { status });
   }
 
   protected override afterJournal(index: number, _entry: JournalEntry): void | Promise<void> {

@@ -1,0 +1,9 @@
+/**
+ * Applies the index's migrations (migrations/) to the test D1 database before each test
+ * file, as `npm start` does to the local one; applied ones are skipped.
+ */
+// @ts-ignore -- the module's types come with the pool, not in tsconfig's types
+import { applyD1Migrations } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+
+await applyD1Migrations(env.RUNVIL_DB, env.TEST_MIGRATIONS);
