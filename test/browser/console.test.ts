@@ -44,7 +44,7 @@ You are terse.
 
 ## Triage
 \`\`\`lua
-var.owner = tools.call('user-input/ask', { question = 'Who owns this page? <b>bold</b> <img src=x onerror="alert(5)">' })
+var.owner = tools.call('user-input/ask', { question = 'Who owns this page? <b>bold</b> <img src=x onerror="alert(5)">', choices = { [[${ANSWER_1}]], 'Grace' } })
 models.use('writer')
 tools.offer('web/fetch')
 messages:user('Summarize ' .. args.url .. ' for ' .. var.owner)
@@ -203,8 +203,9 @@ describe('a run with two asks and a tool call, answered through the console', ()
 
   it('resumes the run when the ask is answered on the page, and shows the second ask live, without a reload', async () => {
     await page.evaluate(() => ((globalThis as { __samePage?: boolean }).__samePage = true));
-    await page.fill('#run-asks-list .ask textarea', ANSWER_1);
-    await page.click('#run-asks-list .ask button[type=submit]');
+    // The first ask takes one of its choices, each a button.
+    expect(await page.locator('#run-asks-list .ask button.choice').allTextContents()).toEqual([ANSWER_1, 'Grace']);
+    await page.locator('#run-asks-list .ask button.choice').first().click();
     const question = page.locator('#run-asks-list .ask .question');
     await expect.poll(() => question.textContent(), { timeout: 30_000, interval: 250 }).toBe('When does it ship?');
     expect(await page.evaluate(() => (globalThis as { __samePage?: boolean }).__samePage)).toBe(true);
@@ -273,8 +274,7 @@ describe('the inbox', () => {
     expect(await page.isVisible('#inbox-count')).toBe(true);
     await shoot(page, 'inbox');
     const card = page.locator(`#inbox-list .ask[data-run="${a.run_id}"]`);
-    await card.locator('textarea').fill('Grace');
-    await card.locator('button[type=submit]').click();
+    await card.locator('button.choice', { hasText: 'Grace' }).click();
     await expect.poll(() => page.locator(`#inbox-list .ask[data-run="${a.run_id}"] .question`).textContent(), { timeout: 30_000, interval: 500 }).toBe('When does it ship?');
     await expectNoScriptRan(page);
     await page.close();
@@ -317,11 +317,26 @@ describe('the prompts', () => {
 
 describe('a page of 1,000 runs', () => {
   it('renders (the time is logged, not asserted)', async () => {
+    // Started a few at a time; the Idempotency-Key makes a retry safe when the local
+    // server restarts its isolate under the load (a 503 that asks for one).
+    const began = Date.now();
     const queue = Array.from({ length: 1000 }, (_, k) => k);
     const worker = async () => {
-      while (queue.shift() !== undefined) await api('POST', '/prompts/console-tiny/runs', {});
+      for (let k = queue.shift(); k !== undefined; k = queue.shift()) {
+        for (let attempt = 1; ; attempt++) {
+          const response = await fetch(`${server.base}/prompts/console-tiny/runs`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'idempotency-key': `tiny-${k}` },
+            body: '{}',
+          });
+          if (response.ok) break;
+          if (response.status !== 503 || attempt === 5) throw new Error(`starting run ${k}: ${response.status} ${await response.text()}`);
+          await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+        }
+      }
     };
-    await Promise.all(Array.from({ length: 8 }, worker));
+    await Promise.all(Array.from({ length: 4 }, worker));
+    console.log(`console: started 1,000 runs in ${Math.round((Date.now() - began) / 1000)} s`);
     await expect.poll(async () => (await api('GET', '/runs?prompt=console-tiny&limit=200')).runs.length, { timeout: 30_000 }).toBe(200);
     const page = await open('/console?prompt=console-tiny&per_page=1000');
     await expect.poll(() => page.getAttribute('body', 'data-rows'), { timeout: 30_000 }).toBe('1000');
