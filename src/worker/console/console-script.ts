@@ -427,8 +427,8 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
         h('span', { class: 'type', text: event.type }),
         where.length ? h('span', { class: 'where', text: where.join(' · ') }) : null,
         event.at ? [' ', timeEl(event.at)] : null,
-        text ? h('div', { class: 'muted', text: text.length > 240 ? text.slice(0, 240) + '…' : text }) : null,
-        h('details', { class: 'fold' }, [h('summary', { text: 'fields' }), jsonBlock(event)]),
+        text ? h('span', { class: 'summary', text: text.length > 240 ? text.slice(0, 240) + '…' : text }) : null,
+        h('details', { class: 'fields' }, [h('summary', { text: 'fields' }), jsonBlock(event)]),
       ]);
     }
 

@@ -81,6 +81,10 @@ ol.timeline li { padding: .25em 0 .25em .9em; position: relative; overflow-wrap:
 ol.timeline li .type { font-weight: 600; }
 ol.timeline li .seq { color: var(--muted); font-size: 12px; margin-right: .4em; }
 ol.timeline li .where { color: var(--muted); font-size: 12px; margin-left: .4em; }
+ol.timeline li .summary { color: var(--muted); margin-left: .6em; }
+ol.timeline li details.fields { display: inline-block; margin-left: .6em; font-size: 12px; }
+ol.timeline li details.fields[open] { display: block; margin-left: 0; }
+ol.timeline li details.fields > summary { cursor: pointer; color: #9aa1aa; }
 ol.timeline li[data-kind=ask] .type { color: var(--amber); }
 ol.timeline li[data-kind=end] .type { color: var(--green); }
 ol.timeline li[data-kind=fail] .type { color: var(--red); }
