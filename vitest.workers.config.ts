@@ -38,6 +38,8 @@ export default defineConfig({
           RUNVIL_API_TOKEN: 'test-api-token',
           RUNVIL_WEBHOOK_SECRET_GREET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
           RUNVIL_RUN_TIMEOUT_SECONDS: '3600',
+          // acme/deploy's secret (test/worker/app/tool-service.ts), read through `${DEPLOY_SECRET}`.
+          DEPLOY_SECRET: 'whsec_dGVzdC1kZXBsb3ktc2VydmljZS1zZWNyZXQtMzI=',
           TEST_MIGRATIONS: migrations,
         },
         serviceBindings: { LUA_BUNDLE: 'lua-bundle' },

@@ -21,6 +21,8 @@ import { isolatePlatform } from '../src/worker/lua-platform.ts';
 import { RunObject as WorkerRunObject } from '../src/worker/run-object.ts';
 import { measureFanout } from './worker-fanout.ts';
 import { grabPack, w3Reply } from './workloads.ts';
+import { httpToolPacks } from '../src/host/http-tool-pack.ts';
+import { textVars } from '../src/worker/env.ts';
 
 /** The peers' scripted model: N grab calls (N read from the first user message), then the ask. */
 const scriptedModel: ModelProvider = {
@@ -34,7 +36,9 @@ const scriptedModel: ModelProvider = {
 /** The run object with the bench Host. */
 export class RunObject extends WorkerRunObject {
   protected override host(operator: Operator): HostConfig {
-    return { packs: [grabPack, userInputPack()], models: { provider: () => scriptedModel }, operator };
+    // The HTTP tool services of the bundled runvil.yaml (the `callbacks` part names its own).
+    const http = httpToolPacks(this.config().packs.values(), { vars: textVars(this.env) });
+    return { packs: [grabPack, userInputPack(), ...http], models: { provider: () => scriptedModel }, operator };
   }
 
   /** Drops this object's memory (its storage stays). */

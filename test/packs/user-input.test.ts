@@ -53,7 +53,7 @@ describe('user-input/ask', () => {
 });
 
 describe('the runvil/user-input manifest', () => {
-  it('offers one trusted plain tool whose question is optional', () => {
+  it('offers one trusted plain tool whose question, choices and timeout are optional', () => {
     expect(USER_INPUT_MANIFEST.fqName).toBe('runvil/user-input');
     expect(USER_INPUT_MANIFEST.tools).toEqual([
       {
@@ -61,7 +61,11 @@ describe('the runvil/user-input manifest', () => {
         description: 'Ask the operator a question and wait for the answer.',
         parameters: {
           type: 'object',
-          properties: { question: { type: 'string', description: expect.any(String) } },
+          properties: {
+            question: { type: 'string', description: expect.any(String) },
+            choices: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 200 }, minItems: 1, maxItems: 25, description: expect.any(String) },
+            timeout: { type: 'number', exclusiveMinimum: 0, maximum: 2_592_000, description: expect.any(String) },
+          },
         },
         output: 'plain',
         trusted: true,
