@@ -258,6 +258,7 @@ describe('a run with two asks and a tool call, answered through the console', ()
     await expect.poll(() => page.textContent('#file-text')).toBe(`owner=${ANSWER_1}\nsummary=${MODEL_SUMMARY}\ndate=${ANSWER_2}\n`);
     await shoot(page, 'run');
     await page.setViewportSize({ width: 390, height: 844 });
+    await page.evaluate(() => (globalThis as any).scrollTo(0, 0));
     await page.screenshot({ path: join(SHOTS, 'run-phone.png') });
     await expectNoScriptRan(page);
     await page.close();
