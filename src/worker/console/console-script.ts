@@ -358,8 +358,16 @@ export const CONSOLE_SCRIPT = String.raw`'use strict';
         add(outcomeBody, runView.result === null ? h('p', { class: 'muted', text: '(no result)' }) : h('div', { id: 'run-result' }, textBlock(runView.result)));
       }
       var asks = (runView.pending || []).filter(function (item) { return item.kind === undefined || item.kind === 'ask'; });
-      $('run-asks').hidden = asks.length === 0;
+      var tools = (runView.pending || []).filter(function (item) { return item.kind === 'tool'; });
+      $('run-asks').hidden = asks.length === 0 && tools.length === 0;
       showAsks($('run-asks-list'), asks, { showRun: false, onAnswered: scheduleRefresh });
+      // Tool calls whose service answers later (202): nothing to answer here, only to see.
+      var waiting = clear($('run-tools-list'));
+      tools.forEach(function (call) {
+        waiting.appendChild(h('p', { class: 'ask meta', 'data-call': call.call_id }, [
+          h('strong', { class: 'mono', text: call.tool }), ' waits for its service, called ', timeEl(call.called_at), ', deadline ', timeEl(call.deadline),
+        ]));
+      });
       $('cancel-run').hidden = !!FINAL[runView.status];
       body.setAttribute('data-status', runView.status);
     }

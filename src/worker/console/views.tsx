@@ -84,6 +84,7 @@ export function RunPage(props: { runId: string }) {
       <section id="run-asks" hidden>
         <h2>Waiting for an answer</h2>
         <div id="run-asks-list" class="asks"></div>
+        <div id="run-tools-list" class="asks"></div>
       </section>
       <section>
         <h2>Conversation</h2>
