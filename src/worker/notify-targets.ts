@@ -2,12 +2,13 @@
  * Where a deployment's run events are pushed: the `notify:` entries of its runvil.yaml
  * (DESIGN.md Part 2, "Notifications"), and the scale of the retry schedule.
  */
-import { EMPTY_CONFIG, type NotifyTarget } from '../config/deployment-config.ts';
+import type { NotifyTarget } from '../config/deployment-config.ts';
+import { deploymentConfig } from './deployment.ts';
 import type { Env } from './env.ts';
 
 /** The notify targets of the deployment's bundled configuration. */
 export function notifyTargetsOf(_env: Env): readonly NotifyTarget[] {
-  return EMPTY_CONFIG.notify;
+  return deploymentConfig().notify;
 }
 
 /**
