@@ -44,7 +44,7 @@ export function* effectPlan(run: RunContext, spec: EntrySpec, entry: EntryState,
   }
   const effectOp = String(rest[0]);
   if (effectOp === 'model.round') {
-    const round = prepareRound(run, entry, rest);
+    const round = prepareRound(run, spec, entry, rest);
     if ('refusal' in round) return failure('context', round.refusal);
     const [reply] = (yield { requests: [round.request], optional: false })!;
     const values = answerRound(run, spec, round.role, round.turn, reply!, round.tools);

@@ -38,7 +38,7 @@ export interface PreparedRound {
 }
 
 /** A model round's yielded values read: the conversation brought up to date, the precheck made. */
-export function prepareRound(run: RunContext, entry: EntryState, rest: LuaScalar[]): { refusal: string } | PreparedRound {
+export function prepareRound(run: RunContext, spec: EntrySpec, entry: EntryState, rest: LuaScalar[]): { refusal: string } | PreparedRound {
   const round = decodeRound(rest);
   if (round.toolMap !== null) entry.renderedTools = JSON.parse(round.toolMap) as Record<string, string>;
   // A one-off round's tool list always comes; a loop round's only when it changed.
@@ -48,6 +48,7 @@ export function prepareRound(run: RunContext, entry: EntryState, rest: LuaScalar
   else target.update(round.from, rest, ROUND_TEXTS_AT, round.count);
   const refusal = precheck(target, round.head, tools, round.role, run.prompt.h1.prose);
   if (refusal) return { refusal };
+  reportRoundStart(run, spec, target, round.oneOff ? 0 : round.from, round.role, round.turn);
   return {
     request: roundRequest(target, round.head, tools, round.role, run.prompt.h1.prose),
     role: round.role,
@@ -55,6 +56,25 @@ export function prepareRound(run: RunContext, entry: EntryState, rest: LuaScalar
     tools: round.oneOff ? null : entry.renderedTools,
     fuse: round.fuse,
   };
+}
+
+/**
+ * model_turn_started: what this round adds to the conversation the model is sent, for those
+ * who watch the run: the records from position `from` on (the earlier ones are in the
+ * entry's earlier model_turn_started events), with the system prose when the conversation
+ * starts. `once` marks a one-off round (models.infer) over a conversation of its own. Made
+ * only when reported: a replay counts the events the stream already holds.
+ */
+function reportRoundStart(run: RunContext, spec: EntrySpec, conversation: Conversation, from: number, role: string, turn: number): void {
+  const system = run.prompt.h1.prose;
+  const first = Math.max(from, 1);
+  run.events.emit('model_turn_started', { section: spec.section.name, task: spec.chain, turn }, () => ({
+    from: first,
+    messages: conversation.recordsFrom(first),
+    role,
+    ...(from === 0 ? { once: true } : {}),
+    ...(first === 1 && system !== '' ? { system } : {}),
+  }));
 }
 
 /** The texts of the records the last fused round's answer carried, `count` of them as Lua says. */
