@@ -95,6 +95,8 @@ export interface OutboxHost {
   fetch(request: Request): Promise<Response>;
   /** Scales the notification retry schedule (1 unless RUNVIL_NOTIFY_RETRY_SCALE says otherwise). */
   retryScale: number;
+  /** Called before each delivery starts (a seam for fault-injection tests). */
+  beforeDelivery(what: 'index' | 'notification' | 'kv'): void;
 }
 
 const pad = (n: number, width = 9) => String(n).padStart(width, '0');
@@ -108,6 +110,9 @@ export class Outbox {
   private indexAgain = false;
   /** When a failed index write may be tried again. */
   private indexDue = 0;
+  /** The targets (by URL) whose notifications are being sent now, and whether KV is being written: one sender each. */
+  private readonly sending = new Set<string>();
+  private kvBusy = false;
 
   constructor(private readonly host: OutboxHost) {
     this.kv = host.storage.kv;
@@ -132,7 +137,6 @@ export class Outbox {
       const progress = this.host.state.progress();
       this.notify(`run.${change.after}` as NotificationType, { run_id: meta.run_id, prompt: meta.prompt, status: change.after, result: null, error: progress.error as Json }, now);
       this.kv.put('outbox-kv', { due: now + KV_SYNC_DELAY_MS });
-      this.host.wake(now + KV_SYNC_DELAY_MS);
     }
     this.host.wake(now);
   }
@@ -246,6 +250,7 @@ export class Outbox {
       pending_count: asks.filter((ask) => ask.state === 'pending').length,
     };
     try {
+      this.host.beforeDelivery('index');
       await writeIndex(db, version, run, rows);
     } catch (error) {
       this.indexDue = Date.now() + INDEX_RETRY_MS;
@@ -268,9 +273,17 @@ export class Outbox {
   async deliverDue(now: number): Promise<void> {
     const work: Promise<void>[] = [];
     if (this.indexOwed && now >= this.indexDue) work.push(this.flushIndex());
-    for (const keys of this.pendingByTarget().values()) work.push(this.deliverInOrder(keys));
+    for (const [url, keys] of this.pendingByTarget()) {
+      // Alarm invocations can overlap while one waits on a slow receiver: one sends, in order.
+      if (this.sending.has(url)) continue;
+      this.sending.add(url);
+      work.push(this.deliverInOrder(keys).finally(() => this.sending.delete(url)));
+    }
     const kv = this.kv.get<{ due: number }>('outbox-kv');
-    if (kv && now >= kv.due) work.push(this.deliverKv());
+    if (kv && now >= kv.due && !this.kvBusy) {
+      this.kvBusy = true;
+      work.push(this.deliverKv().finally(() => (this.kvBusy = false)));
+    }
     await Promise.all(work);
   }
 
@@ -329,6 +342,7 @@ export class Outbox {
 
   /** One attempt: the response's status, or null when none came (a network error, a timeout). */
   private async send(record: NotificationRecord): Promise<number | null> {
+    this.host.beforeDelivery('notification');
     const target = this.host.targets()[record.target];
     const vars = this.host.vars();
     const secret = target ? resolveConfigValue(target.secret, vars) : null;
@@ -370,6 +384,7 @@ export class Outbox {
   }
 
   private async deliverKv(): Promise<void> {
+    this.host.beforeDelivery('kv');
     const outcome = await this.host.syncKv();
     if (outcome === 'done') this.kv.delete('outbox-kv');
     else this.kv.put('outbox-kv', { due: outcome === 'more' ? Date.now() : Date.now() + KV_RETRY_MS });

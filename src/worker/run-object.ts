@@ -51,9 +51,14 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
       publicAsk: async (ask) => ({ ...(await publicAsk(this.env, this.origin(), ask)) }),
       askInfo: (ask) => askInfo(this.state.meta()!, ask),
       syncKv: () => this.syncKv(),
-      wake: (at) => queueMicrotask(() => void this.wakeBy(at)),
+      wake: (at) =>
+        queueMicrotask(() => {
+          this.outboxWritten();
+          void this.wakeBy(at);
+        }),
       fetch: (request) => this.deliver(request),
       retryScale: notifyRetryScale(env),
+      beforeDelivery: (what) => this.beforeDelivery(what),
     });
     this.state.onChange = (change) => this.outbox.record(change);
   }
@@ -62,6 +67,12 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   protected notifyTargets(): readonly NotifyTarget[] {
     return notifyTargetsOf(this.env);
   }
+
+  /** Called once the outbox has written what a change owes, after the change committed (a seam for fault-injection tests). */
+  protected outboxWritten(): void {}
+
+  /** Called before each outbox delivery starts (a seam for fault-injection tests). */
+  protected beforeDelivery(_what: 'index' | 'notification' | 'kv'): void {}
 
   /** Sends one notification (a seam for tests that count or fail deliveries). */
   protected deliver(request: Request): Promise<Response> {
