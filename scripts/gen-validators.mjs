@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Compiles the JSON Schemas Runvil owns (the frontmatter, Pack manifests, prompt test
- * files) into standalone ajv modules.
+ * files, runvil.yaml) into standalone ajv modules.
  *
  * Cloudflare workerd forbids `new Function`, so ajv cannot compile a schema at run time
  * there; the validator is generated ahead of time and committed. test/prompt checks that
@@ -42,6 +42,12 @@ const TARGETS = [
     declaration: 'src/cli/test-file-validator.generated.d.ts',
     options: { verbose: true, allowUnionTypes: true },
     exports: { validateTestFile: 'test-file', validateScriptFile: 'test-file#/$defs/scriptFile' },
+  },
+  {
+    schema: 'src/config/runvil-config-schema.json',
+    module: 'src/config/runvil-config-validator.generated.js',
+    declaration: 'src/config/runvil-config-validator.generated.d.ts',
+    options: { verbose: true },
   },
 ];
 

@@ -56,6 +56,8 @@ export interface RunCommand {
   maxInstructions?: number;
   /** `--entry-timeout SECONDS`: how long one section entry may compute (0: no limit). */
   entryTimeoutSeconds: number;
+  /** `--config FILE`: the deployment's configuration (default ./runvil.yaml when present). */
+  config?: string;
 }
 
 /** Options of `runvil check`. */
@@ -102,6 +104,7 @@ const RUN_OPTIONS = {
   answer: { type: 'string', multiple: true },
   'max-instructions': { type: 'string' },
   'entry-timeout': { type: 'string' },
+  config: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 
@@ -125,7 +128,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
     case 'check': {
       const { values, positionals } = parse(rest, HELP_ONLY, 'check');
       if (values.help) return { command: 'help', topic: 'check' };
-      if (positionals.length === 0) throw new UsageError('runvil check needs at least one prompt file');
+      if (positionals.length === 0) throw new UsageError('runvil check needs at least one prompt file (or runvil.yaml)');
       return { command: 'check', files: positionals };
     }
     case 'test': {
@@ -161,6 +164,7 @@ function parseRun(argv: string[]): Command {
     command.model = choice;
   }
   if (values.seed !== undefined) command.seed = values.seed;
+  if (values.config !== undefined) command.config = values.config;
   const max = values['max-instructions'];
   if (max !== undefined) {
     if (!/^[1-9][0-9]*$/.test(max) || !Number.isSafeInteger(Number(max))) {

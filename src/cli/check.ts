@@ -1,9 +1,13 @@
 /**
- * `runvil check PROMPT.md...`: parses every file and compiles its Lua, printing every error
- * as `file:line:column: error[Kind]: message` and `ok: file` for each good file.
+ * `runvil check PROMPT.md... runvil.yaml`: parses every prompt and compiles its Lua, and
+ * checks every deployment configuration (a `.yaml` file that is not a `.test.yaml`),
+ * printing every error as `file:line:column: error[Kind]: message` and `ok: file` for each
+ * good file.
  */
+import { parseDeploymentConfig } from '../config/parse-config.ts';
 import { parsePrompt } from '../prompt/index.ts';
 import { UsageError, type CheckCommand } from './args.ts';
+import { isConfigFile } from './config-file.ts';
 import type { CliIo } from './io.ts';
 import { luaSyntaxErrors } from './lua-syntax.ts';
 import { cliPlatform } from './platform.ts';
@@ -15,11 +19,20 @@ export async function checkCommand(command: CheckCommand, io: CliIo): Promise<nu
   for (const file of command.files) {
     let text: string;
     try {
-      text = await readUserFile(file, 'prompt file');
+      text = await readUserFile(file, isConfigFile(file) ? 'configuration file' : 'prompt file');
     } catch (error) {
       if (!(error instanceof UsageError)) throw error;
       io.err(`${formatUsageError(error)}\n`);
       status = 2;
+      continue;
+    }
+    if (isConfigFile(file)) {
+      const config = parseDeploymentConfig(text);
+      if (config.ok) io.out(`ok: ${file}\n`);
+      else {
+        for (const problem of config.problems) io.err(`${formatError({ kind: 'Config', file, ...problem })}\n`);
+        status = Math.max(status, 1);
+      }
       continue;
     }
     const parsed = parsePrompt(text, file);

@@ -6,7 +6,7 @@ const OVERVIEW = `runvil: run prompt programs (Markdown prompts with Lua, tools 
 
 Usage:
   runvil run PROMPT.md [options]     run a prompt and print its result
-  runvil check PROMPT.md...          parse prompts and compile their Lua; report every error
+  runvil check FILE...               check prompts (compile their Lua) and runvil.yaml files
   runvil test [PATHS...]             run every *.test.yaml under the paths (default .)
   runvil help [COMMAND]              show this help, or a command's
 
@@ -34,6 +34,8 @@ Options:
   --entry-timeout SECONDS how long one section entry may compute, in wall-clock seconds
                           (default 60; waits on tools, models and the operator do not
                           count; 0 for no limit); past it the run ends with Limit
+  --config FILE           the deployment's configuration (its MCP Packs); default
+                          ./runvil.yaml when present
   --verbose               print the Lua traceback of a failed run
   -h, --help              show this help
 
@@ -42,10 +44,12 @@ ANTHROPIC_BASE_URL, RUNVIL_DEFAULT_MODEL (provider:model); BRAVE_SEARCH_API_KEY 
 TAVILY_API_KEY for web/search.
 `;
 
-const CHECK = `Usage: runvil check PROMPT.md...
+const CHECK = `Usage: runvil check FILE...
 
-Parses every file and compiles its Lua blocks and {{ }} expressions. Prints each error as
-file:line:column: error[Kind]: message and "ok: FILE" for each good file. Exit 1 on any error.
+Parses every prompt file and compiles its Lua blocks and {{ }} expressions; checks every
+.yaml file (other than a .test.yaml) as a deployment configuration (runvil.yaml). Prints
+each error as file:line:column: error[Kind]: message and "ok: FILE" for each good file.
+Exit 1 on any error.
 `;
 
 const TEST = `Usage: runvil test [PATHS...] [--entry-timeout SECONDS]

@@ -10,6 +10,7 @@ import { runOnHost } from '../host/host.ts';
 import type { RunOutcome } from '../engine/run.ts';
 import { parsePrompt } from '../prompt/index.ts';
 import { UsageError, type RunCommand } from './args.ts';
+import { loadDeploymentConfig } from './config-file.ts';
 import type { CliIo } from './io.ts';
 import { localHost } from './local-host.ts';
 import { cliPlatform, entryTimeLimit } from './platform.ts';
@@ -22,6 +23,7 @@ import { commandLineOperator } from './terminal-operator.ts';
 export async function runCommand(command: RunCommand, io: CliIo): Promise<number> {
   const text = await readUserFile(command.file, 'prompt file');
   const fixture = command.script === undefined ? undefined : await readScript(command.script);
+  const config = await loadDeploymentConfig(command.config);
   const parsed = parsePrompt(text, command.file);
   if (!parsed.ok) {
     for (const error of parsed.errors) io.err(`${formatError(error)}\n`);

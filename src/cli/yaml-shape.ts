@@ -23,7 +23,17 @@ export interface ShapeProblem {
 }
 
 /** A parsed document with positions, or its problems. */
-export type ShapeResult = { ok: true; value: unknown; doc: Document; place: (path: (string | number)[]) => { line: number; column: number } } | { ok: false; problems: ShapeProblem[] };
+export type ShapeResult =
+  | {
+      ok: true;
+      value: unknown;
+      doc: Document;
+      /** The place of the value at `path`. */
+      place: (path: (string | number)[]) => { line: number; column: number };
+      /** The place of the key at `path` (a message about a name points at the name). */
+      placeKey: (path: (string | number)[]) => { line: number; column: number };
+    }
+  | { ok: false; problems: ShapeProblem[] };
 
 /** Parses `text` and checks it with `validate`; `what` names the whole file in messages. */
 export function parseShaped(text: string, validate: Validate, what: string): ShapeResult {
@@ -61,7 +71,8 @@ export function parseShaped(text: string, validate: Validate, what: string): Sha
     const node = doc.getIn(path, true) as Node | undefined;
     return at(node?.range?.[0] ?? 0);
   };
-  return { ok: true, value, doc, place };
+  const placeKey = (path: (string | number)[]) => at(offsetOf(doc, path, 'key'));
+  return { ok: true, value, doc, place, placeKey };
 }
 
 type At = (offset: number) => { line: number; column: number };

@@ -74,7 +74,7 @@ describe('runvil check', () => {
   });
 
   it('needs at least one file', async () => {
-    expect(await cli(['check'])).toMatchObject({ status: 2, stderr: 'runvil: runvil check needs at least one prompt file\n' });
+    expect(await cli(['check'])).toMatchObject({ status: 2, stderr: 'runvil: runvil check needs at least one prompt file (or runvil.yaml)\n' });
   });
 });
 
