@@ -7,13 +7,17 @@
  * completed result, the run's file and its events. A second run is computing (a long Lua
  * loop) when the server is killed: with no request touching it, its alarm resumes it by
  * replay within seconds of the restart, and it completes with each of its effects once.
+ * Then the inbox and notifications (scripts/e2e-inbox.mjs): the server is started with a
+ * runvil.yaml whose notify targets are a receiver of the check's own on loopback.
  * Offline; state in a fresh directory.
  */
 import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, killLocalServer, startLocalServer } from './local-server.mjs';
+import { checkInbox, NOTIFY_SECRET, startReceiver, writeConfig } from './e2e-inbox.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const token = randomBytes(16).toString('hex');
@@ -22,9 +26,18 @@ const port = Number(process.env.PORT || (await freePort()));
 const base = `http://127.0.0.1:${port}`;
 let server = null;
 let log = '';
+const receiver = await startReceiver();
+const configFile = join(root, `.wrangler/e2e-runvil-${process.pid}.yaml`);
+writeConfig(configFile, receiver);
 
 async function startServer() {
-  server = await startLocalServer({ port, token, stateDir });
+  server = await startLocalServer({
+    port,
+    token,
+    stateDir,
+    // The notification retry schedule scaled down (50 ms, 300 ms, 3 s...): the flaky receiver's three failures take 3.35 s.
+    env: { RUNVIL_CONFIG: configFile, RUNVIL_NOTIFY_SECRET: NOTIFY_SECRET, RUNVIL_NOTIFY_RETRY_SCALE: '0.005' },
+  });
 }
 
 async function killServer() {
@@ -188,6 +201,8 @@ async function main() {
   const [a, b] = [await keyed(), await keyed()];
   check(a.status === 202 && b.status === 200 && b.body.duplicate === true && a.body.run_id === b.body.run_id, `Idempotency-Key: ${JSON.stringify([a, b])}`);
   step('a start retried with the same Idempotency-Key reached the same run');
+
+  await checkInbox({ api, base, step, check }, receiver);
 }
 
 try {
@@ -200,5 +215,9 @@ try {
   process.exitCode = 1;
 } finally {
   await killServer().catch(() => undefined);
+  await receiver.close();
   rmSync(stateDir, { recursive: true, force: true });
+  rmSync(configFile, { force: true });
+  // The build bundled the check's runvil.yaml into the Worker's sources: bundle the project's own again.
+  execFileSync(process.execPath, ['--import', 'tsx', join(root, 'scripts/bundle-config.mjs')], { cwd: root, env: { ...process.env, RUNVIL_CONFIG: '' }, stdio: 'inherit' });
 }

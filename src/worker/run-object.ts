@@ -17,11 +17,11 @@ import { syncToKv } from './kv-sync.ts';
 import { publicAsk } from './ask-view.ts';
 import { textVars } from './env.ts';
 import { Outbox, type NotificationDelivery } from './outbox.ts';
-import { notifyRetryScale, notifyTargetsOf } from './notify-targets.ts';
+import { notifyRetryScale, notifyTargetsOf, publicOrigin } from './notify-targets.ts';
 import type { NotifyTarget } from '../config/deployment-config.ts';
 import { OPERATOR_WINDOW_CLOSED } from '../host/operator.ts';
 import { abandonEarlierExecution, LiveRun } from './live-run.ts';
-import type { KvNamespace } from './platform-types.ts';
+import type { D1Database, KvNamespace } from './platform-types.ts';
 import { alarmDuty, deathsReason, MAX_DEATHS_WITHOUT_PROGRESS, nextAlarm, timeoutReason } from './run-alarm.ts';
 import type { AnswerOutcome, RunObjectApi, StartSpec, ViewOutcome } from './run-object-api.ts';
 import { RunState, type RunMeta } from './run-state.ts';
@@ -47,7 +47,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
       state: this.state,
       targets: () => this.notifyTargets(),
       vars: () => textVars(this.env),
-      db: () => this.env.RUNVIL_DB,
+      db: () => this.indexDb(),
       publicAsk: async (ask) => ({ ...(await publicAsk(this.env, this.origin(), ask)) }),
       askInfo: (ask) => askInfo(this.state.meta()!, ask),
       syncKv: () => this.syncKv(),
@@ -68,6 +68,11 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     return notifyTargetsOf(this.env);
   }
 
+  /** The index database the outbox writes the run's rows to (the benchmark serves runs without one, to measure the outbox's cost). */
+  protected indexDb(): D1Database | undefined {
+    return this.env.RUNVIL_DB;
+  }
+
   /** Called once the outbox has written what a change owes, after the change committed (a seam for fault-injection tests). */
   protected outboxWritten(): void {}
 
@@ -81,7 +86,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
 
   /** The origin answer URLs are made on: the one the run was started through. */
   private origin(): string {
-    return this.state.meta()?.origin ?? 'http://127.0.0.1:8787';
+    return publicOrigin(this.env, this.state.meta()?.origin ?? 'http://127.0.0.1:8787');
   }
 
   /** The Host a run is served with (tests serve their own). */
