@@ -32,7 +32,7 @@
  *    /bench/seed-index), first and deep pages, filtered and not, beside GET /health; and
  *    what the outbox's deliveries (index rows, a notification per event) cost W3: the
  *    back-to-back resume of `w3` beside `w3-bare`, the same workload with nothing to
- *    deliver (bench/worker-entry.ts), target within 10%.
+ *    deliver (bench/worker-entry.ts), target within 10% (`BENCH_PARTS=outbox`).
  * Every other time includes one HTTP round trip on 127.0.0.1 through wrangler's local proxy;
  * the `GET /health` median is printed beside them. test/worker/w3-resume.test.ts times the same
  * resumes inside workerd, without HTTP. Run with `npm run bench:worker` (BENCH_SCALE=0.1
@@ -344,8 +344,12 @@ async function inbox(): Promise<Record<string, number>> {
   await timeList(`GET /asks?prompt=, ${asks} pending`, '/asks?status=pending&prompt=seed-1&limit=50');
   await timeList(`GET /runs, ${runs} runs, 50 a page`, '/runs?limit=50');
   await timeList(`GET /runs?prompt=&status=, ${runs} runs`, '/runs?prompt=seed-2&status=completed&limit=50');
+  return results;
+}
 
-  // The outbox's cost on W3: `w3` (index rows and a notification per event) beside `w3-bare` (nothing to deliver).
+/** The outbox's cost on W3: `w3` (index rows and a notification per event) beside `w3-bare` (nothing to deliver). */
+async function outboxCost(): Promise<Record<string, number>> {
+  const results: Record<string, number> = {};
   await api('PUT', '/prompts/w3', W3, 201).catch(() => undefined);
   await api('PUT', '/prompts/w3-bare', W3.replace('name: w3', 'name: w3-bare'), 201);
   const w3Count = Math.max(3, Math.round(20 * scale));
@@ -371,7 +375,7 @@ const configFile = `.wrangler/bench-runvil-${process.pid}.yaml`;
 writeFileSync(configFile, `notify:\n  - url: ${receiver.url}/notify\n    secret: \${RUNVIL_NOTIFY_SECRET}\n    prompts: [bench-ask, w3]\n`);
 
 try {
-  const parts = (process.env.BENCH_PARTS ?? 'throughput,w3,fanout,inbox').split(',');
+  const parts = (process.env.BENCH_PARTS ?? 'throughput,w3,fanout,inbox,outbox').split(',');
   // LangGraph runs first and alone, so neither side competes for the CPU with the other.
   const langGraph = parts.includes('w3') && process.env.BENCH_PEERS !== '0' ? measureLangGraph(String(scale)) : null;
   const langGraphUs = langGraph?.['W3 N=100'] ?? RECORDED['W3 N=100']!.langGraph;
@@ -387,6 +391,7 @@ try {
     ...(parts.includes('w3') ? await w3(langGraphUs, langGraph !== null) : {}),
     ...(parts.includes('fanout') ? await fanout() : {}),
     ...(parts.includes('inbox') ? await inbox() : {}),
+    ...(parts.includes('outbox') ? await outboxCost() : {}),
   };
   console.log(`RESULT ${JSON.stringify(results)}`);
 } catch (error) {

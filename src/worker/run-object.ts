@@ -34,6 +34,9 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   private live: LiveRun | null = null;
   private readonly listeners = new Set<() => void>();
   private readonly outbox: Outbox;
+  /** A background delivery under way (deliverSoon), and whether more was owed meanwhile. */
+  private delivering: Promise<void> | null = null;
+  private deliverAgain = false;
   /** The alarm time this object last set (null: none, undefined: not known yet). */
   private alarmAt: number | null | undefined = undefined;
 
@@ -51,10 +54,11 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
       publicAsk: async (ask) => ({ ...(await publicAsk(this.env, this.origin(), ask)) }),
       askInfo: (ask) => askInfo(this.state.meta()!, ask),
       syncKv: () => this.syncKv(),
-      wake: (at) =>
+      wake: (at, now) =>
         queueMicrotask(() => {
           this.outboxWritten();
           void this.wakeBy(at);
+          if (now) this.deliverSoon();
         }),
       fetch: (request) => this.deliver(request),
       retryScale: notifyRetryScale(env),
@@ -190,9 +194,12 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     this.launch('resume');
     // The run goes on (run_resumed); it suspends again once it waits on asks alone.
     this.refreshStatus();
-    // Read-your-writes: the ask is out of the pending list before the answer's response is sent.
-    await this.outbox.flushIndex();
-    return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
+    // Read-your-writes: the ask is out of the pending list before the answer's response is
+    // sent. The index write runs while the run resumes (under `waitMs`), not before it.
+    const indexed = this.outbox.flushIndex();
+    const view = await this.viewAfter(waitMs);
+    await indexed;
+    return { ok: true, view, ask: askInfo(meta, ask) };
   }
 
   async cancel(reason: string): Promise<ViewOutcome> {
@@ -417,6 +424,24 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     this.alarmAt = at;
     if (at === null) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(at);
+  }
+
+  /**
+   * Delivers what the outbox owes now, in the background (nothing waits on it: not Lua, not
+   * the request at hand), so a notification leaves within a round trip of its change rather
+   * than at the alarm's next turn; the alarm set by wakeBy is the backstop, and retries.
+   */
+  private deliverSoon(): void {
+    if (this.delivering) {
+      this.deliverAgain = true;
+      return;
+    }
+    this.delivering = (async () => {
+      do {
+        this.deliverAgain = false;
+        await this.outbox.deliverDue(Date.now(), 'notifications').catch(() => undefined);
+      } while (this.deliverAgain);
+    })().finally(() => (this.delivering = null));
   }
 
   /** Makes sure the alarm runs by `at` (the outbox has something to deliver then). */

@@ -171,7 +171,7 @@ describe('answers an attacker would send', () => {
     const view = await json<{ status: string; pending: ListedAsk[] }>(await call('GET', `/runs/${runId}`), 200);
     expect(view.status).toBe('suspended');
     expect(view.pending.map((ask) => ask.ask_id)).toEqual(['0-1']);
-    expect((await asks('prompt=approve')).asks.map((ask) => ask.run_id)).toContain(runId);
+    await eventually(async () => expect((await asks('prompt=approve')).asks.map((ask) => ask.run_id)).toContain(runId));
     await json(await call('POST', `/runs/${runId}/cancel`), 200);
   });
 });
@@ -224,7 +224,11 @@ describe('an ask with a timeout', () => {
 describe('pages', () => {
   it('follow next_cursor through every run and every ask, once each, and end with null', async () => {
     const ids = [await start('approve', { what: 'p1' }), await start('approve', { what: 'p2' }), await start('approve', { what: 'p3' })];
-    await eventually(async () => expect((await asks('prompt=approve')).asks.length).toBe(3));
+    // Other changes show within a second: the three runs' rows, once their asks are pending.
+    await eventually(async () => {
+      expect((await asks('prompt=approve')).asks.length).toBe(3);
+      expect((await runs('prompt=approve&status=suspended')).runs.length).toBe(3);
+    });
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
