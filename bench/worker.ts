@@ -366,6 +366,21 @@ async function outboxCost(): Promise<Record<string, number>> {
     const label = `W3 N=${n} resume ${evict ? 'by replay' : 'live'}, outbox delivering`;
     console.log(`${label.padEnd(40)} ${(median(withOutbox) / 1000).toFixed(2)} ms beside ${(median(bare) / 1000).toFixed(2)} ms with nothing to deliver: ${ratio.toFixed(3)}x (target <= 1.10): ${ratio <= 1.1 ? 'within target' : 'OVER TARGET'}`);
     results[`w3_n${n}_${evict ? 'replay' : 'live'}_outbox_ratio`] = +ratio.toFixed(3);
+    // Over HTTP the answer route also waits for the index write of the answer (read-your-writes), which runs while the run resumes.
+    const overHttp = async (prompt: string): Promise<number> => {
+      const asks = await suspendedRuns(n, w3Count, evict, prompt);
+      const times: number[] = [];
+      for (const { run, ask } of asks) {
+        const t0 = now();
+        const done = await api('POST', `/runs/${run}/asks/${ask}?wait=60`, { answer: 'blue' });
+        if (done.status !== 'completed') throw new Error(`w3 over HTTP: ${JSON.stringify(done)}`);
+        times.push(now() - t0);
+      }
+      return median(times);
+    };
+    const [httpBare, httpOutbox] = [await overHttp('w3-bare'), await overHttp('w3')];
+    console.log(`${`  the same over HTTP (POST ...?wait=)`.padEnd(40)} ${(httpOutbox / 1000).toFixed(2)} ms beside ${(httpBare / 1000).toFixed(2)} ms: ${(httpOutbox / httpBare).toFixed(3)}x (the answer's own index write, read-your-writes, included)`);
+    results[`w3_n${n}_${evict ? 'replay' : 'live'}_outbox_http_ratio`] = +(httpOutbox / httpBare).toFixed(3);
   }
   return results;
 }

@@ -49,6 +49,11 @@ export interface RunObjectApi {
    * no longer running (as settle), in the same call.
    */
   answer(askId: string, answer: string, answeredBy: string | null, waitMs?: number): Promise<AnswerOutcome>;
+  /**
+   * Settles once the run's index rows owed so far are written (the answer route's
+   * read-your-writes: it is sent right after `answer`, and so reaches the object after it).
+   */
+  indexed(): Promise<void>;
   cancel(reason: string): Promise<ViewOutcome>;
   /** The run's notifications and how their delivery went; undefined when this object holds no run. */
   notifications(): Promise<NotificationDelivery[] | undefined>;

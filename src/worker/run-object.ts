@@ -167,10 +167,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     const status = this.state.progress().status;
     if (ask.state === 'answered') {
       // A retry of the answer taken (its response was lost) is no error; another answer is.
-      if (ask.answer === answer) {
-        await this.outbox.flushIndex();
-        return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
-      }
+      if (ask.answer === answer) return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
       return { ok: false, status: 409, message: `ask ${askId} was already answered (at ${ask.answered_at}) with another answer; an answer is taken once` };
     }
     if (ask.state === 'closed' && ask.closed_reason === 'expired') {
@@ -194,12 +191,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     this.launch('resume');
     // The run goes on (run_resumed); it suspends again once it waits on asks alone.
     this.refreshStatus();
-    // Read-your-writes: the ask is out of the pending list before the answer's response is
-    // sent. The index write runs while the run resumes (under `waitMs`), not before it.
-    const indexed = this.outbox.flushIndex();
-    const view = await this.viewAfter(waitMs);
-    await indexed;
-    return { ok: true, view, ask: askInfo(meta, ask) };
+    return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
   }
 
   async cancel(reason: string): Promise<ViewOutcome> {
@@ -209,6 +201,10 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     if (isFinal(status)) return { ok: false, status: 409, message: `the run has already ended (${status}); there is nothing to cancel` };
     await this.stop(reason);
     return { ok: true, view: this.currentView()! };
+  }
+
+  async indexed(): Promise<void> {
+    await this.outbox.flushIndex();
   }
 
   async notifications(): Promise<NotificationDelivery[] | undefined> {
