@@ -2,6 +2,7 @@
  * Run events: the JSON records a run reports, in order, to whoever watches it.
  */
 import type { Json } from '../prompt/types.ts';
+import type { RunMeter } from './run-meter.ts';
 
 /** One event: `seq` orders them; `section`, `task` and `turn` say where it happened. */
 export interface RunEvent {
@@ -38,10 +39,10 @@ export class EventLog {
   ) {}
 
   /**
-   * Counts each event against the run's caps (run-meter.ts): false drops it. The run's last
-   * event (`run_failed`, `run_completed`) is never dropped.
+   * The run's meter (run-meter.ts), which counts each event against the run's caps: one past
+   * a cap is dropped. The run's last event (`run_failed`, `run_completed`) is never dropped.
    */
-  meter: ((seq: number, event?: RunEvent) => boolean) | undefined;
+  meter: RunMeter | undefined;
 
   /**
    * Records an event of `type` at `place` with extra fields: an object, or a function that
@@ -52,11 +53,11 @@ export class EventLog {
     if (final) this.meter = undefined;
     const seq = ++this.count;
     if (seq <= this.known) {
-      this.meter?.(seq);
+      this.meter?.event(seq);
       return;
     }
     const event: RunEvent = { seq, type, ...place, ...(typeof fields === 'function' ? fields() : fields) };
-    if (this.meter && !this.meter(seq, event)) {
+    if (this.meter && !this.meter.event(seq, event)) {
       this.count--;
       return;
     }

@@ -9,7 +9,7 @@
  * so a resumed run can only get further than it did, never stop earlier.
  */
 import type { EffectRequest } from './effects.ts';
-import type { RunLimits } from './budget.ts';
+import type { RunLimits, StopSwitch } from './budget.ts';
 import { formatBytes } from './lua/run-memory.ts';
 
 /** Counts a run's files, events and journal against its limits. */
@@ -24,8 +24,8 @@ export class RunMeter {
 
   constructor(
     private readonly limits: RunLimits,
-    /** Ends the run with `Limit` and the message. */
-    private readonly exceed: (message: string) => void,
+    /** The run's stop, which a passed cap ends with `Limit`. */
+    private readonly runStop: StopSwitch,
   ) {}
 
   /**
@@ -86,7 +86,7 @@ export class RunMeter {
   }
 
   private stop(message: string): string {
-    this.exceed(message);
+    this.runStop.exceed(message);
     return message;
   }
 }

@@ -79,8 +79,8 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
   const events = new EventLog(options.onEvent, options.eventsKnown);
   const effects = new EffectRunner(options.harness, options.journal ?? [], options.onJournal);
   const stop = new StopSwitch(limits, options.signal);
-  const meter = new RunMeter(limits, (message) => stop.exceed(message));
-  events.meter = (seq, event) => meter.event(seq, event);
+  const meter = new RunMeter(limits, stop);
+  events.meter = meter;
   effects.meter = meter;
   const scheduler = new Scheduler({
     runId: options.runId ?? 'run-1',
@@ -100,7 +100,7 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
     seed: await deriveRunSeed(options.seed ?? '0'),
     vars: new VarState(limits.varBytes),
     taint: new ChainTaint(),
-    memory: new RunMemory(limits.runMemoryBytes, (message) => stop.exceed(message)),
+    memory: new RunMemory(limits.runMemoryBytes, stop),
     events,
     effects,
     scheduler,

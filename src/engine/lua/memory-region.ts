@@ -66,7 +66,8 @@ export class MemoryRegion {
   private mallocBytes = 0;
   /**
    * Asked before the VM takes `bytes` more of the heap (told of a negative amount when it
-   * gives them back): false refuses, and the allocation fails.
+   * gives them back): false refuses, and the allocation fails. Set once, by whoever owns the
+   * region, for every VM it will hold.
    */
   charge: (bytes: number) => boolean = () => true;
   private image: RegionImage | undefined;
@@ -150,7 +151,6 @@ export class MemoryRegion {
     this.extensionBytes = 0;
     this.mallocBytes = 0;
     if (given > 0) this.charge(-given);
-    this.charge = () => true;
     this.busy = false;
   }
 

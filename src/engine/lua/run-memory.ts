@@ -4,6 +4,7 @@
  * heap, not only Lua's count), so a run with hundreds of live tasks meets its budget before
  * it can take the heap its neighbours need.
  */
+import type { StopSwitch } from '../budget.ts';
 
 /** A run's share of the platform's Lua memory. */
 export class RunMemory {
@@ -13,9 +14,13 @@ export class RunMemory {
   constructor(
     /** Bytes the run's VMs may hold together. */
     readonly limit: number,
-    /** Ends the run with `Limit`: a cap was hit, or the platform gave the memory to others. */
-    readonly exceed: (message: string) => void,
+    private readonly stop: StopSwitch,
   ) {}
+
+  /** Ends the run with `Limit`: a cap was hit, or the platform gave the memory to others. */
+  exceed(message: string): void {
+    this.stop.exceed(message);
+  }
 }
 
 /** Bytes as a person reads them: whole MiB or KiB when they are, else bytes. */
