@@ -373,7 +373,7 @@ export class Outbox {
     try {
       const body = JSON.stringify({ type: record.event, timestamp: record.timestamp, data: await this.completeData(record) });
       const at = new Date();
-      const signature = new Webhook(secret.value).sign(record.webhook_id, at, body);
+      const signature = signer(secret.value).sign(record.webhook_id, at, body);
       const response = await this.host.fetch(
         new Request(record.url, {
           method: 'POST',
@@ -409,6 +409,13 @@ export class Outbox {
     if (outcome === 'done') this.kv.delete('outbox-kv');
     else this.kv.put('outbox-kv', { due: outcome === 'more' ? Date.now() : Date.now() + KV_RETRY_MS });
   }
+}
+
+/** The signer of the last secret seen: decoding a secret costs more than signing. */
+let lastSigner: { secret: string; webhook: Webhook } | null = null;
+function signer(secret: string): Webhook {
+  if (lastSigner?.secret !== secret) lastSigner = { secret, webhook: new Webhook(secret) };
+  return lastSigner.webhook;
 }
 
 /** The index row of an ask. */
