@@ -138,8 +138,14 @@ export async function checkInbox(t, receiver) {
   }
   step('both runs\' ask.created arrived, signed, each with its token and answer_url');
 
+  // An ask is in the index before its ask.created is sent: no wait here.
   const pending = await api('GET', '/asks?status=pending&prompt=e2e-approve');
   check(JSON.stringify(pending.asks.map((a) => a.run_id)) === JSON.stringify([runA, runB]) && pending.next_cursor === null, `GET /asks lists both, oldest first: ${JSON.stringify(pending)}`);
+  // Other changes (the runs' suspension) show within a second.
+  await until('both runs suspended in GET /runs', async () => {
+    const listed = await api('GET', '/runs?prompt=e2e-approve&status=suspended');
+    return listed.runs.length === 2 ? true : null;
+  }, 2000);
   const runs = await api('GET', '/runs?prompt=e2e-approve');
   check(JSON.stringify(runs.runs.map((r) => [r.run_id, r.status, r.pending_count])) === JSON.stringify([[runB, 'suspended', 1], [runA, 'suspended', 1]]), `GET /runs lists both, newest first: ${JSON.stringify(runs)}`);
 

@@ -290,9 +290,14 @@ export class Outbox {
    */
   async deliverDue(now: number, only?: 'notifications'): Promise<void> {
     const work: Promise<void>[] = [];
+    const pending = this.pendingByTarget();
+    // An ask is in GET /asks before anyone is told of it: its rows are written first (a
+    // failed write holds nothing up; the alarm retries it).
+    const announcing = [...pending.values()].some((keys) => keys.some((key) => this.kv.get<NotificationRecord>(key)?.event === 'ask.created'));
+    if (announcing && this.indexOwed) await this.flushIndex();
     const index = this.indexDueAt();
     if (only === undefined && index !== null && now >= index) work.push(this.flushIndex());
-    for (const [url, keys] of this.pendingByTarget()) {
+    for (const [url, keys] of pending) {
       // Alarm invocations can overlap while one waits on a slow receiver: one sends, in order.
       if (this.sending.has(url)) continue;
       this.sending.add(url);

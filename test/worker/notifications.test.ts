@@ -106,6 +106,9 @@ describe('a run with a notify target', () => {
     expect(created).toEqual({ id: `${runId}.1`, type: 'ask.created', timestamp: expect.stringMatching(/^\d{4}-/), data: view.pending[0] });
     expect(created!.data.token).toMatch(/^[0-9a-f]{64}$/);
     expect(created!.data.answer_url).toBe(`https://runvil.test/runs/${runId}/asks/0-1`);
+    // The ask was in GET /asks before it was announced.
+    const listed = await json<{ asks: { run_id: string }[] }>(await call('GET', '/asks?status=pending&prompt=note'), 200);
+    expect(listed.asks.map((ask) => ask.run_id)).toContain(runId);
     await finish(runId, ['Ada', 'go']);
     await eventually(() => expect(received(url, SECRET).length).toBe(5));
     const events = received(url, SECRET);
