@@ -23,6 +23,8 @@ import { measureFanout } from './worker-fanout.ts';
 import type { NotifyTarget } from '../src/config/deployment-config.ts';
 import type { D1Database } from '../src/worker/platform-types.ts';
 import { grabPack, w3Reply } from './workloads.ts';
+import { httpToolPacks } from '../src/host/http-tool-pack.ts';
+import { textVars } from '../src/worker/env.ts';
 
 /** The peers' scripted model: N grab calls (N read from the first user message), then the ask. */
 const scriptedModel: ModelProvider = {
@@ -40,7 +42,9 @@ const scriptedModel: ModelProvider = {
  */
 export class RunObject extends WorkerRunObject {
   protected override host(operator: Operator): HostConfig {
-    return { packs: [grabPack, userInputPack()], models: { provider: () => scriptedModel }, operator };
+    // The HTTP tool services of the bundled runvil.yaml (the `callbacks` part names its own).
+    const http = httpToolPacks(this.config().packs.values(), { vars: textVars(this.env) });
+    return { packs: [grabPack, userInputPack(), ...http], models: { provider: () => scriptedModel }, operator };
   }
 
   protected override indexDb(): D1Database | undefined {

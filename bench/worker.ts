@@ -25,6 +25,14 @@
  *    arm, peak live VMs (at most 8 arms and the main chain), the isolate's wasm heap and the
  *    peak Lua heap of the live VMs (workerd has no API for the JS heap: bench/tasks.ts
  *    gives it in Node). Timed inside the isolate, without HTTP.
+ *  - the time from a tool result's POST (`POST /runs/:id/tool-results/:call_id`) to the run's
+ *    next effect, beside the same for an ask's answer, in the same run: each round answers an
+ *    ask, then a call to an HTTP tool service (scripts/tool-service.mjs on loopback, named by
+ *    a runvil.yaml bundled through RUNVIL_CONFIG) that answers 202 gets its result; after
+ *    each, the run's next effect is a call the service answers at once, and the time is from
+ *    just before the POST to that call's arrival at the service (the same clock, this
+ *    process). The run is live in its object's memory. Goal: the tool result within 1.5x
+ *    the ask's answer (both are a stored record, a wake of the waiting chain and a send).
  *  - the inbox (`BENCH_PARTS=inbox`): with a notification receiver of the benchmark's own on
  *    loopback (runvil.yaml's `notify:`), the time from a run's start to its ask.created
  *    arriving, and from an answer to the next ask's ask.created (median and p90); GET /asks
@@ -38,7 +46,7 @@
  * Every other time includes one HTTP round trip on 127.0.0.1 through wrangler's local proxy;
  * the `GET /health` median is printed beside them. test/worker/w3-resume.test.ts times the same
  * resumes inside workerd, without HTTP. Run with `npm run bench:worker` (BENCH_SCALE=0.1
- * for a quick pass, BENCH_PARTS=w3 for one part: throughput, w3, fanout).
+ * for a quick pass, BENCH_PARTS=w3 for one part: throughput, w3, fanout, callbacks).
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -49,11 +57,14 @@ import { freePort, killLocalServer, startLocalServer, type LocalServer } from '.
 import { describeMeasure, expectedResult, ISOLATE_BYTES, VM_BOUND, type FanoutMeasure } from './worker-fanout.ts';
 import { measureLangGraph, RECORDED } from './peers.ts';
 import { W3 } from './workloads.ts';
+import { startToolService, TOOL_SERVICE_SECRET } from '../scripts/tool-service.mjs';
 
 const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
 const token = randomBytes(16).toString('hex');
 const stateDir = `.wrangler/bench-state-${process.pid}`;
 let server: LocalServer | null = null;
+let toolService: Awaited<ReturnType<typeof startToolService>> | null = null;
+let configFile: string | null = null;
 
 
 async function api<T = any>(method: string, path: string, body?: unknown, expect = 200): Promise<T> {
@@ -211,6 +222,91 @@ async function w3(langGraphUs: number, measured: boolean): Promise<Record<string
     }
   }
   return results;
+}
+
+/** The prompt of the `callbacks` part: each round waits on an ask, then on a tool result, each followed by a call that marks the next effect. */
+const CALLBACKS = `---
+name: callbacks
+description: Waits on asks and tool results in turn.
+runvil: 0
+uses: [user-input, acme/deploy]
+args:
+  rounds: { type: integer }
+---
+# Callbacks
+
+## Go
+\`\`\`lua
+for i = 1, args.rounds do
+  tools.call('user-input/ask', { question = 'go ' .. i })
+  tools.call('deploy/now', { service = 'after-ask-' .. i })
+  tools.call('deploy/start', { service = 'wait-' .. i })
+  tools.call('deploy/now', { service = 'after-tool-' .. i })
+end
+return 'done'
+\`\`\`
+`;
+
+type ToolService = Awaited<ReturnType<typeof startToolService>>;
+
+/**
+ * The runvil.yaml the server bundles: `service` as acme/deploy (when the callbacks part
+ * runs), and the benchmark's notification receiver as the notify target of bench-ask and w3.
+ */
+function benchConfig(service: ToolService | null): string {
+  const file = `.wrangler/bench-runvil-${process.pid}.yaml`;
+  const packs = service
+    ? `packs:\n  acme/deploy:\n    http:\n      url: ${service.url}\n      secret: \${RUNVIL_BENCH_DEPLOY_SECRET}\n    trusted: true\n    tools:\n      - name: now\n      - name: start\n`
+    : '';
+  writeFileSync(file, `${packs}notify:\n  - url: ${receiver.url}/notify\n    secret: \${RUNVIL_NOTIFY_SECRET}\n    prompts: [bench-ask, w3]\n`);
+  process.env.RUNVIL_CONFIG = file;
+  process.env.RUNVIL_BENCH_DEPLOY_SECRET = TOOL_SERVICE_SECRET;
+  return file;
+}
+
+/** Time from a tool result's POST to the run's next effect, beside the same for an ask's answer. */
+async function callbacks(service: ToolService): Promise<Record<string, number>> {
+  await api('PUT', '/prompts/callbacks', CALLBACKS, 201);
+  const rounds = Math.max(5, Math.round(30 * scale));
+  const warm = 3;
+  const { run_id: runId } = await api('POST', '/prompts/callbacks/runs', { args: { rounds: rounds + warm } }, 202);
+  const arrival = async (service_: string) => {
+    for (;;) {
+      const call = service.calls.find((got: { body: { run_id: string; arguments: { service: string } } }) => got.body.run_id === runId && got.body.arguments.service === service_);
+      if (call) return call as { at: number; body: { call_id: string; callback_url: string; callback_token: string } };
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  };
+  const suspended = async () => {
+    for (;;) {
+      const view = await api('GET', `/runs/${runId}`);
+      if (view.status === 'suspended') return view;
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+  };
+  const askMs: number[] = [];
+  const toolMs: number[] = [];
+  for (let i = 1; i <= rounds + warm; i++) {
+    const view = await suspended();
+    const ask = view.pending.find((entry: { kind: string }) => entry.kind === 'ask');
+    let t0 = performance.now();
+    await api('POST', `/runs/${runId}/asks/${ask.ask_id}`, { answer: 'go' });
+    const afterAsk = await arrival(`after-ask-${i}`);
+    if (i > warm) askMs.push(afterAsk.at - t0);
+    const waiting = await arrival(`wait-${i}`);
+    await suspended();
+    t0 = performance.now();
+    const delivered = await service.deliver(waiting.body.callback_url, waiting.body.callback_token, { output: 'live' });
+    if (delivered.status !== 200) throw new Error(`tool result: ${JSON.stringify(delivered)}`);
+    const afterTool = await arrival(`after-tool-${i}`);
+    if (i > warm) toolMs.push(afterTool.at - t0);
+  }
+  const done = await api('GET', `/runs/${runId}`);
+  if (done.status === 'suspended' || done.status === 'running') await new Promise((resolve) => setTimeout(resolve, 200));
+  const [ask, tool] = [median(askMs) * 1000, median(toolMs) * 1000];
+  const ratio = tool / ask;
+  console.log(`from the POST to the run's next effect (median of ${rounds}, us): ask answer ${ask.toFixed(0)} | tool result ${tool.toFixed(0)} | ratio ${ratio.toFixed(2)}x (goal <= 1.5x): ${ratio <= 1.5 ? 'within goal' : 'OVER GOAL'}`);
+  return { callbacks_ask_next_effect_us: Math.round(ask), callbacks_tool_next_effect_us: Math.round(tool), callbacks_tool_over_ask: +ratio.toFixed(2) };
 }
 
 /** tasks.fanout over 1,000 items (scaled) and its sequential baseline, measured in the server's isolate. */
@@ -390,25 +486,27 @@ async function outboxCost(): Promise<Record<string, number>> {
 }
 
 const receiver = await startReceiver();
-const configFile = `.wrangler/bench-runvil-${process.pid}.yaml`;
-writeFileSync(configFile, `notify:\n  - url: ${receiver.url}/notify\n    secret: \${RUNVIL_NOTIFY_SECRET}\n    prompts: [bench-ask, w3]\n`);
 
 try {
-  const parts = (process.env.BENCH_PARTS ?? 'throughput,w3,fanout,inbox,outbox').split(',');
+  const parts = (process.env.BENCH_PARTS ?? 'throughput,w3,fanout,callbacks,inbox,outbox').split(',');
   // LangGraph runs first and alone, so neither side competes for the CPU with the other.
   const langGraph = parts.includes('w3') && process.env.BENCH_PEERS !== '0' ? measureLangGraph(String(scale)) : null;
   const langGraphUs = langGraph?.['W3 N=100'] ?? RECORDED['W3 N=100']!.langGraph;
+  // The tool service and the runvil.yaml come before the server, which bundles the file.
+  toolService = parts.includes('callbacks') ? await startToolService() : null;
+  configFile = benchConfig(toolService);
   server = await startLocalServer({
     port: Number(process.env.PORT || (await freePort())),
     token,
     stateDir,
     args: ['bench/worker-entry.ts'],
-    env: { RUNVIL_CONFIG: configFile, RUNVIL_NOTIFY_SECRET: NOTIFY_SECRET },
+    env: { RUNVIL_NOTIFY_SECRET: NOTIFY_SECRET },
   });
   const results = {
     ...(parts.includes('throughput') ? await throughput() : {}),
     ...(parts.includes('w3') ? await w3(langGraphUs, langGraph !== null) : {}),
     ...(parts.includes('fanout') ? await fanout() : {}),
+    ...(toolService ? await callbacks(toolService) : {}),
     ...(parts.includes('inbox') ? await inbox() : {}),
     ...(parts.includes('outbox') ? await outboxCost() : {}),
   };
@@ -421,7 +519,11 @@ try {
   await killLocalServer(server);
   await receiver.close();
   rmSync(stateDir, { recursive: true, force: true });
-  rmSync(configFile, { force: true });
-  // The build bundled the benchmark's runvil.yaml into the Worker's sources: bundle the project's own again.
-  execFileSync(process.execPath, ['--import', 'tsx', 'scripts/bundle-config.mjs'], { env: { ...process.env, RUNVIL_CONFIG: '' }, stdio: 'inherit' });
+  await toolService?.close();
+  if (configFile) {
+    rmSync(configFile, { force: true });
+    // The Worker's bundled configuration goes back to the project's own.
+    delete process.env.RUNVIL_CONFIG;
+    execFileSync(process.execPath, ['--import', 'tsx', 'scripts/bundle-config.mjs'], { stdio: 'inherit' });
+  }
 }

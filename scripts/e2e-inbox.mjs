@@ -9,7 +9,6 @@
  * fails three times and then gets every event, in order, under the same webhook-ids.
  */
 import { createServer } from 'node:http';
-import { writeFileSync } from 'node:fs';
 import { Webhook } from 'standardwebhooks';
 
 /** The secret the server signs notifications with (RUNVIL_NOTIFY_SECRET). */
@@ -57,11 +56,9 @@ export async function startReceiver() {
   };
 }
 
-/** Writes the runvil.yaml the server is started with: both endpoints of the receiver, for the check's prompts. */
-export function writeConfig(path, receiver) {
-  writeFileSync(
-    path,
-    `notify:
+/** The `notify:` section of the runvil.yaml the server is started with: both endpoints of the receiver, for the check's prompts. */
+export function notifyYaml(receiver) {
+  return `notify:
   - url: ${receiver.url}/ok
     secret: \${RUNVIL_NOTIFY_SECRET}
     prompts: [e2e-approve, e2e-hurry]
@@ -69,8 +66,7 @@ export function writeConfig(path, receiver) {
     secret: \${RUNVIL_NOTIFY_SECRET}
     events: [ask.created, ask.closed, run.completed]
     prompts: [e2e-approve]
-`,
-  );
+`;
 }
 
 const APPROVE = `---

@@ -7,17 +7,23 @@
  * completed result, the run's file and its events. A second run is computing (a long Lua
  * loop) when the server is killed: with no request touching it, its alarm resumes it by
  * replay within seconds of the restart, and it completes with each of its effects once.
- * Then the inbox and notifications (scripts/e2e-inbox.mjs): the server is started with a
- * runvil.yaml whose notify targets are a receiver of the check's own on loopback.
+ * A third run waits on an HTTP tool service of this script's own (tool-service.mjs, on
+ * loopback, named by a runvil.yaml the server bundles through RUNVIL_CONFIG): the service
+ * verifies the signed call, answers 202, and posts the result after the restart; a call
+ * whose result never comes fails at its deadline.
+ * Then the inbox and notifications (scripts/e2e-inbox.mjs): the same runvil.yaml names a
+ * notification receiver of the check's own on loopback as its notify targets.
  * Offline; state in a fresh directory.
  */
 import { randomBytes } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { freePort, killLocalServer, startLocalServer } from './local-server.mjs';
-import { checkInbox, NOTIFY_SECRET, startReceiver, writeConfig } from './e2e-inbox.mjs';
+import { startToolService, TOOL_SERVICE_SECRET } from './tool-service.mjs';
+import { checkInbox, NOTIFY_SECRET, notifyYaml, startReceiver } from './e2e-inbox.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const token = randomBytes(16).toString('hex');
@@ -26,9 +32,31 @@ const port = Number(process.env.PORT || (await freePort()));
 const base = `http://127.0.0.1:${port}`;
 let server = null;
 let log = '';
+// A notification receiver of the check's own, named by the same runvil.yaml (scripts/e2e-inbox.mjs).
 const receiver = await startReceiver();
+
+// The deployment's runvil.yaml names the tool service; its secret comes from the environment.
+const service = await startToolService();
 const configFile = join(root, `.wrangler/e2e-runvil-${process.pid}.yaml`);
-writeConfig(configFile, receiver);
+writeFileSync(
+  configFile,
+  `packs:
+  acme/deploy:
+    http:
+      url: ${service.url}
+      secret: \${RUNVIL_E2E_DEPLOY_SECRET}
+    trusted: true
+    tools:
+      - name: start
+        description: Start a deploy and wait until it is live.
+        parameters: { type: object, properties: { service: { type: string } }, required: [service] }
+      - name: quick
+        description: A deploy that must report within 2 seconds.
+        timeout: 2
+${notifyYaml(receiver)}`,
+);
+process.env.RUNVIL_CONFIG = configFile;
+process.env.RUNVIL_E2E_DEPLOY_SECRET = TOOL_SERVICE_SECRET;
 
 async function startServer() {
   server = await startLocalServer({
@@ -36,7 +64,7 @@ async function startServer() {
     token,
     stateDir,
     // The notification retry schedule scaled down (50 ms, 300 ms, 3 s...): the flaky receiver's three failures take 3.35 s.
-    env: { RUNVIL_CONFIG: configFile, RUNVIL_NOTIFY_SECRET: NOTIFY_SECRET, RUNVIL_NOTIFY_RETRY_SCALE: '0.005' },
+    env: { RUNVIL_NOTIFY_SECRET: NOTIFY_SECRET, RUNVIL_NOTIFY_RETRY_SCALE: '0.005' },
   });
 }
 
@@ -149,6 +177,8 @@ async function main() {
   }
   check(before !== '' && before.split('\n').length - 1 < SPIN_STEPS, `run ${spinId} is part way through when the server is killed: ${JSON.stringify(before)}`);
 
+  const deploy = await startDeployRun();
+
   await killServer();
   step(`killed the server (SIGKILL) while the first run waits and run ${spinId} computes (${before.split('\n').length - 1} of ${SPIN_STEPS} steps); starting it again`);
   await startServer();
@@ -167,6 +197,7 @@ async function main() {
   const progress = await api('GET', `/runs/${spinId}/files/progress.txt`);
   check(progress === Array.from({ length: SPIN_STEPS }, (_, k) => `${k + 1}\n`).join(''), `each step appended once: ${JSON.stringify(progress)}`);
   step(`run ${spinId} resumed on its own and completed ${endedAfter} ms after the server was back, each step once`);
+  await finishDeployRun(deploy);
   const again = await api('GET', `/runs/${runId}`);
   check(JSON.stringify(again) === JSON.stringify(second), `the run is as it was before the restart: ${JSON.stringify(again)}`);
   const listed = await api('GET', '/prompts');
@@ -205,6 +236,75 @@ async function main() {
   await checkInbox({ api, base, step, check }, receiver);
 }
 
+const DEPLOY = `---
+name: e2e-deploy
+description: Deploys through an HTTP tool service.
+runvil: 0
+uses: [acme/deploy]
+args:
+  tool: { type: string, default: start }
+---
+# E2E deploy
+
+## Go
+\`\`\`lua
+local ok, out = pcall(tools.call, 'deploy/' .. args.tool, { service = 'api' })
+return (ok and 'ok: ' or 'failed: ') .. tostring(out)
+\`\`\`
+`;
+
+/** Starts a run that calls deploy/start; answers it once it is suspended on the call. */
+async function startDeployRun() {
+  await api('PUT', '/prompts/e2e-deploy', { body: DEPLOY, expect: 201 });
+  const { run_id: runId } = await api('POST', '/prompts/e2e-deploy/runs', { body: {}, expect: 202 });
+  const view = await untilSettled(runId);
+  const call = service.calls.find((got) => got.body.run_id === runId);
+  check(call !== undefined, `the service got a signed call for run ${runId}: ${JSON.stringify(service.calls)}`);
+  check(call.webhookId === call.body.call_id && call.body.type === 'tool.call' && call.body.tool === 'deploy/start' && call.body.arguments.service === 'api', `the call's headers and body: ${JSON.stringify(call)}`);
+  check(call.body.callback_url === `${base}/runs/${runId}/tool-results/${call.body.call_id}` && /^[0-9a-f]{64}$/.test(call.body.callback_token), `the callback: ${JSON.stringify(call.body)}`);
+  const pending = view.pending[0];
+  check(view.status === 'suspended' && view.pending.length === 1 && pending.kind === 'tool' && pending.call_id === call.body.call_id && pending.tool === 'deploy/start' && pending.deadline === call.body.deadline, `suspended with the call pending: ${JSON.stringify(view)}`);
+  step(`run ${runId} is suspended on tool call ${call.body.call_id} (the service answered 202)`);
+  return { runId, view, call };
+}
+
+/** After the restart: the run waits as before; bad callbacks change nothing; the result completes it. */
+async function finishDeployRun({ runId, view, call }) {
+  const { call_id: callId, callback_url: url, callback_token: callToken } = call.body;
+  const after = await api('GET', `/runs/${runId}`);
+  check(JSON.stringify(after) === JSON.stringify(view), `the waiting run is as it was before the restart: ${JSON.stringify(after)}`);
+  const post = (body, bearer, path = new URL(url).pathname) =>
+    fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const refusals = [
+    [await post({ output: 'x' }, 'f'.repeat(64)), 401, 'a wrong token'],
+    [await post({ output: 'x' }, token.slice(1)), 401, 'a near miss of the API token'],
+    [await post({ output: 'x' }, callToken, `/runs/${runId}/tool-results/tc_${'0'.repeat(32)}`), 401, "the call's token on another call id"],
+    [await post({ output: 'x' }, token, `/runs/${runId}/tool-results/tc_${'0'.repeat(32)}`), 404, 'an unknown call id'],
+    [await post('{"output": ', callToken), 400, 'a body that is not JSON'],
+    [await post({ result: 'x' }, callToken), 400, 'a body with an unknown key'],
+  ];
+  for (const [response, status, what] of refusals) check(response.status === status, `${what}: expected ${status}, got ${response.status}: ${await response.text()}`);
+  check(service.calls.filter((got) => got.body.run_id === runId).length === 1, 'the call was sent once, across the restart');
+  const accepted = await service.deliver(url, callToken, { output: 'live at v42' });
+  check(accepted.status === 200 && JSON.stringify(accepted.body) === '{"accepted":true}', `the result is accepted, with nothing about the run: ${JSON.stringify(accepted)}`);
+  const done = await untilSettled(runId);
+  check(done.status === 'completed' && done.result === 'ok: live at v42', `completed with the result: ${JSON.stringify(done)}`);
+  check((await service.deliver(url, callToken, { output: 'live at v42' })).status === 200, 'the same result again gets 200');
+  const other = await service.deliver(url, callToken, { output: 'live at v43' });
+  check(other.status === 409, `a different result gets 409: ${JSON.stringify(other)}`);
+  step(`run ${runId} waited on its tool call across the restart and completed with the result; the same result again 200, another 409, bad callbacks refused`);
+
+  const { run_id: quickId } = await api('POST', '/prompts/e2e-deploy/runs', { body: { args: { tool: 'quick' } }, expect: 202 });
+  let quick = await untilSettled(quickId);
+  check(quick.status === 'suspended' && quick.pending[0]?.kind === 'tool', `the quick call waits: ${JSON.stringify(quick)}`);
+  for (let i = 0; i < 100 && quick.status !== 'completed'; i++) {
+    await sleep(100);
+    quick = await api('GET', `/runs/${quickId}`);
+  }
+  check(quick.status === 'completed' && quick.result === 'failed: tool call failure: deploy/quick: no result within 2 s', `the deadline's failure: ${JSON.stringify(quick)}`);
+  step(`run ${quickId}: no result within the tool's 2 s timeout, the call failed with its message`);
+}
+
 try {
   await main();
   console.log('e2e: ok');
@@ -216,8 +316,10 @@ try {
 } finally {
   await killServer().catch(() => undefined);
   await receiver.close();
+  await service.close();
   rmSync(stateDir, { recursive: true, force: true });
   rmSync(configFile, { force: true });
-  // The build bundled the check's runvil.yaml into the Worker's sources: bundle the project's own again.
-  execFileSync(process.execPath, ['--import', 'tsx', join(root, 'scripts/bundle-config.mjs')], { cwd: root, env: { ...process.env, RUNVIL_CONFIG: '' }, stdio: 'inherit' });
+  // The Worker's bundled configuration goes back to the project's own (none, or ./runvil.yaml).
+  delete process.env.RUNVIL_CONFIG;
+  execFileSync(process.execPath, ['--import', 'tsx', join(root, 'scripts/bundle-config.mjs')], { cwd: root, stdio: 'inherit' });
 }

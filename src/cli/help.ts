@@ -41,7 +41,8 @@ Options:
 
 Environment: OPENAI_API_KEY, OPENAI_BASE_URL (an OpenAI-compatible server), ANTHROPIC_API_KEY,
 ANTHROPIC_BASE_URL, RUNVIL_DEFAULT_MODEL (provider:model); BRAVE_SEARCH_API_KEY or
-TAVILY_API_KEY for web/search.
+TAVILY_API_KEY for web/search; RUNVIL_CALLBACK_PORT, the loopback port (127.0.0.1) where the
+run takes the results of HTTP tool services that answer later (default: a free one).
 `;
 
 const CHECK = `Usage: runvil check FILE...

@@ -3,7 +3,9 @@
  * (its models from the environment, or `--model`) or on the fixture Host with `--script FILE`,
  * and prints the result, or the error.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { MemoryCallLedger } from '../host/memory-call-ledger.ts';
+import { CallbackListener } from './callback-listener.ts';
 import { fixtureHost } from '../host/fixture-host.ts';
 import type { HostConfig } from '../host/host.ts';
 import { runOnHost } from '../host/host.ts';
@@ -36,13 +38,19 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
   if (!args.ok) throw new UsageError(args.message, { file: command.file });
 
   const operator = commandLineOperator([...(fixture?.answers ?? []), ...command.answers], io);
+  // A real run has an id of its own: its tool calls' ids derive from it, and a service tells runs apart by them.
+  const runId = fixture ? undefined : randomBytes(16).toString('hex');
+  const listener = new CallbackListener(runId ?? 'run-1', callbackPort(io.env));
+  const calls = new MemoryCallLedger({ callback: (callId) => listener.callback(callId) });
+  listener.deliver = (callId, result) => calls.deliver(callId, result);
   const host: HostConfig = fixture
     ? { ...fixtureHost(fixture.host, [], fixture.model), operator }
-    : localHost(io.env, operator, command.model);
+    : { ...localHost(io.env, operator, command.model, config), calls };
   // A real run gets a fresh seed, so its untrusted-input nonce cannot be guessed; a scripted one is repeatable.
   const seed = command.seed ?? fixture?.seed ?? (fixture ? '0' : randomUUID());
 
   const outcome = await runOnHost(await cliPlatform(), host, {
+    ...(runId !== undefined ? { runId } : {}),
     prompt,
     args: args.args,
     seed,
@@ -53,9 +61,22 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
     },
     ...(command.maxInstructions !== undefined ? { limits: { instructions: command.maxInstructions } } : {}),
     ...entryTimeLimit(command.entryTimeoutSeconds),
-  }).finally(() => operator.close());
+  }).finally(() => {
+    operator.close();
+    calls.closeAll();
+    listener.close();
+  });
   report(outcome, command, io);
   return outcome.status === 'completed' ? 0 : 1;
+}
+
+/** The port `RUNVIL_CALLBACK_PORT` names for the tool-result listener, or 0 for any free one. */
+function callbackPort(env: Record<string, string | undefined>): number {
+  const text = Object.hasOwn(env, 'RUNVIL_CALLBACK_PORT') ? env.RUNVIL_CALLBACK_PORT : undefined;
+  const port = Number(text);
+  if (text === undefined || text === '') return 0;
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new UsageError(`RUNVIL_CALLBACK_PORT must be a port number (1 to 65535), not ${JSON.stringify(text.slice(0, 50))}`);
+  return port;
 }
 
 async function readScript(file: string): Promise<Fixture> {

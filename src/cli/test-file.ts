@@ -155,6 +155,9 @@ function readTool(raw: Record<string, unknown>, at: (string | number)[], problem
   if (typeof raw.trusted === 'boolean') tool.trusted = raw.trusted;
   if (raw.returns !== undefined) tool.returns = String(raw.returns);
   if (raw.fails !== undefined) tool.fails = String(raw.fails);
+  if (raw.later === true || raw.later === 'never') tool.later = raw.later;
+  if (typeof raw.timeout === 'number') tool.timeout = raw.timeout;
+  if (raw.timeout !== undefined && !raw.later) problem([...at, 'timeout'], `\`${pathText([...at, 'timeout'])}\` is the wait of a tool whose result comes \`later\`; set \`later\` too`);
   return tool;
 }
 

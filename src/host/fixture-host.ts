@@ -11,6 +11,7 @@ import type { HostConfig } from './host.ts';
 import { ScriptedOperator } from './operator.ts';
 import type { Pack } from './pack.ts';
 import { fixturePack, type FixturePackSpec } from './fixture-pack.ts';
+import { MemoryCallLedger } from './memory-call-ledger.ts';
 
 /** What a fixture Host serves, as a test file's `host:` key describes it. */
 export interface FixtureHostSpec {
@@ -60,6 +61,13 @@ export function fixtureHost(spec: FixtureHostSpec, answers: readonly string[], m
     models: { provider: () => model },
     operator: new ScriptedOperator(answers),
     clock: () => FIXTURE_NOW,
+    calls: new MemoryCallLedger({
+      // Nothing posts to it: a `later` fixture tool settles its own call.
+      callback: async (callId) => ({ url: `http://fixture.invalid/runs/run-1/tool-results/${callId}`, token: '0'.repeat(64) }),
+      clock: () => FIXTURE_NOW,
+      // The clock never moves, so a deadline is reached once the results due first are in.
+      delay: () => 5,
+    }),
   };
 }
 

@@ -8,6 +8,7 @@ import type { ModelProvider, ModelRequest } from '../models/provider.ts';
 import type { Operator } from './operator.ts';
 import type { Pack, ServiceDirectory } from './pack.ts';
 import type { RunStore } from './run-store.ts';
+import type { CallLedger } from './tool-calls.ts';
 import { checkToolArguments } from './tool-arguments.ts';
 
 /** Chooses the provider for a role's model config; a string is why there is none. */
@@ -26,6 +27,8 @@ export interface HarnessOptions {
   models: ModelDirectory;
   clock?: () => number;
   signal?: AbortSignal;
+  /** Where calls to tools that answer later wait for their results. */
+  calls?: CallLedger;
 }
 
 /** Builds the Harness of one run. */
@@ -73,6 +76,7 @@ async function callTool(options: HarnessOptions, tool: string, args: Json, effec
     services: options.services,
     effect,
     ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.calls ? { calls: options.calls } : {}),
   };
   try {
     const outcome = await pack.call(tool, (args ?? {}) as { [key: string]: Json }, context);

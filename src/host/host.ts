@@ -9,6 +9,7 @@ import { prepareCatalog } from './catalog.ts';
 import { createHarness, servicesOf, type ModelDirectory } from './harness.ts';
 import type { Operator } from './operator.ts';
 import type { Pack } from './pack.ts';
+import type { CallLedger } from './tool-calls.ts';
 import { MemoryRunStore, type RunStore } from './run-store.ts';
 
 /** What a Host serves runs with. */
@@ -20,6 +21,8 @@ export interface HostConfig {
   models: ModelDirectory;
   operator: Operator;
   clock?: () => number;
+  /** Where calls to tools that answer later (HTTP tool services) wait for their results. */
+  calls?: CallLedger;
 }
 
 /** One run on a Host: the Engine's run options, with the Host supplying the platform-side parts. */
@@ -41,6 +44,7 @@ export async function runOnHost(platform: LuaPlatform, host: HostConfig, options
     operator: host.operator,
     models: host.models,
     ...(host.clock ? { clock: host.clock } : {}),
+    ...(host.calls ? { calls: host.calls } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
   return runPrompt({

@@ -5,6 +5,7 @@
 import type { Json } from '../prompt/types.ts';
 import type { RunStore } from './run-store.ts';
 import type { Operator } from './operator.ts';
+import type { CallLedger } from './tool-calls.ts';
 
 /** One tool a Pack contributes, as its manifest describes it. */
 export interface ToolManifest {
@@ -47,6 +48,8 @@ export interface ToolContext {
   signal?: AbortSignal;
   /** The effect this call is, as (chain, sequence number); stable across replays. */
   effect?: { chain: string; seq: number };
+  /** Where calls whose result comes later wait for it (tool-calls.ts); absent on a Host that cannot receive results. */
+  calls?: CallLedger;
 }
 
 /** Services by name; a Pack needing one the directory lacks cannot serve. */

@@ -9,6 +9,7 @@ import { hookRoutes } from './routes/hooks.ts';
 import { listRoutes } from './routes/lists.ts';
 import { promptRoutes } from './routes/prompts.ts';
 import { runRoutes } from './routes/runs.ts';
+import { toolResultRoutes } from './routes/tool-results.ts';
 import { checkPathEncoding } from './request-path.ts';
 
 /** Builds the app. */
@@ -29,6 +30,7 @@ export function createApp(): Hono<{ Bindings: Env }> {
   app.route('/', promptRoutes);
   app.route('/', listRoutes);
   app.route('/', runRoutes);
+  app.route('/', toolResultRoutes);
   app.route('/', hookRoutes);
   app.notFound((c) => {
     const path = c.req.path.length > 200 ? `${c.req.path.slice(0, 200)}...` : c.req.path;

@@ -34,11 +34,19 @@ function keyOf(secret: string): Promise<CryptoKey> {
 }
 
 /** The answer token of ask `askId` of run `runId`, or null when the deployment has no secret. */
-export async function askToken(env: Env, runId: string, askId: string): Promise<string | null> {
+export function askToken(env: Env, runId: string, askId: string): Promise<string | null> {
+  return derivedToken(env, LABEL, runId, askId);
+}
+
+/**
+ * HMAC-SHA256(deployment secret, label + "\n" + run id + "\n" + id) as hex, or null when the
+ * deployment has no secret: the token of one thing (`id`) of one run, for one purpose (`label`).
+ */
+export async function derivedToken(env: Env, label: string, runId: string, id: string): Promise<string | null> {
   const secret = askSecret(env);
   if (secret === null) return null;
-  // The run id is 64 hex digits and holds no newline, so the message names one (run, ask) pair.
-  const mac = await crypto.subtle.sign('HMAC', await keyOf(secret), encoder.encode(`${LABEL}\n${runId}\n${askId}`));
+  // The run id is 64 hex digits and holds no newline, so the message names one (run, id) pair.
+  const mac = await crypto.subtle.sign('HMAC', await keyOf(secret), encoder.encode(`${label}\n${runId}\n${id}`));
   return Array.from(new Uint8Array(mac), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 

@@ -22,9 +22,9 @@ export async function publicAsk(env: Env, origin: string, ask: AskInfo): Promise
   };
 }
 
-/** The run view as the API answers it: each pending ask with its token and answer URL. */
+/** The run view as the API answers it: each pending ask with its token and answer URL (a waiting tool call as it is). */
 export async function publicView(env: Env, origin: string, view: ObjectView): Promise<RunView> {
-  return { ...view, pending: await Promise.all(view.pending.map((ask) => publicAsk(env, origin, ask))) };
+  return { ...view, pending: await Promise.all(view.pending.map((entry) => (entry.kind === 'ask' ? publicAsk(env, origin, entry) : entry))) };
 }
 
 /** The answer's response for the holder of the ask's own token. */

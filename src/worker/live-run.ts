@@ -3,7 +3,8 @@
  * (a replay first, when there is one), with every new journal entry committed, with the
  * file changes it made, before Lua sees its answer, and every new event appended to the
  * stream. It also tells whether the run is suspended: no chain can go on until an effect is
- * answered, and every effect in flight is an operator ask.
+ * answered, and every effect in flight is an operator ask or a tool call whose service
+ * answered 202 (call-broker.ts).
  *
  * A run with tasks goes on while one of its chains waits on an ask, so an ask alone does
  * not suspend it. The Engine says when the run is blocked (`onBlocked`): true when no chain
@@ -30,6 +31,7 @@ import type { Operator } from '../host/operator.ts';
 import type { Pack } from '../host/pack.ts';
 import { parsePromptCached } from './parsed-prompts.ts';
 import { AskBroker } from './ask-broker.ts';
+import { CallBroker } from './call-broker.ts';
 import { DurableRunStore } from './durable-store.ts';
 import { isolatePlatform } from './lua-platform.ts';
 import type { LuaPlatform } from '../engine/lua/vm.ts';
@@ -52,6 +54,8 @@ export interface LiveRunOptions {
   journaled: (index: number, entry: JournalEntry) => void | Promise<void>;
   /** Called whenever the run may have become suspended or running again (see `suspended`). */
   changed: () => void;
+  /** The callback URL and token of a tool call that may answer later. */
+  callbacks: (callId: string) => Promise<{ url: string; token: string }>;
 }
 
 /**
@@ -75,6 +79,8 @@ export function abandonEarlierExecution(runId: string): void {
 /** A run executing in memory. */
 export class LiveRun {
   readonly broker: AskBroker;
+  /** The run's tool calls that may answer later. */
+  readonly calls: CallBroker;
   readonly outcome: Promise<RunOutcome>;
   private readonly controller = new AbortController();
   /** Tool calls (asks among them), model rounds and journal commits under way. */
@@ -91,6 +97,7 @@ export class LiveRun {
 
   constructor(private readonly options: LiveRunOptions) {
     this.broker = new AskBroker(options.state, () => this.stirred());
+    this.calls = new CallBroker(options.state, options.callbacks, () => this.stirred());
     const runId = options.state.meta()!.run_id;
     abandonEarlierExecution(runId);
     executing.set(runId, this);
@@ -106,9 +113,9 @@ export class LiveRun {
     this.platform?.closeVmsOf(this);
   }
 
-  /** True when the run can go no further without an answer: the Engine is blocked, and every effect in flight is an operator ask. */
+  /** True when the run can go no further without an answer: the Engine is blocked, and every effect in flight waits on an operator or a tool service's result. */
   get suspended(): boolean {
-    const waiting = this.broker.waitingCount;
+    const waiting = this.broker.waitingCount + this.calls.waitingCount;
     return this.blocked && this.settled && waiting > 0 && this.inflight <= waiting;
   }
 
@@ -154,7 +161,10 @@ export class LiveRun {
         }),
       onEvent: (event) => {
         // A cancelled task asks no more: its pending asks (and its own tasks') close.
-        if (event.type === 'task_cancelled') this.broker.closeAsksOf(event.task);
+        if (event.type === 'task_cancelled') {
+          this.broker.closeAsksOf(event.task);
+          this.calls.closeCallsOf(event.task);
+        }
         // Stored under the stream's own seq (appendEvent numbers it). A replay does not emit
         // the events the stream holds (eventsKnown); appendEvent would skip them too.
         state.appendEvent(event, event.seq);
@@ -226,6 +236,6 @@ export class LiveRun {
         return typeof provider === 'string' ? provider : { round: (request, signal) => track(() => provider.round(request, signal)) };
       },
     };
-    return { ...host, packs, models };
+    return { ...host, packs, models, calls: this.calls };
   }
 }

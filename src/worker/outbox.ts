@@ -265,7 +265,8 @@ export class Outbox {
       status: progress.status as RunStatus,
       created_at: meta.created_at,
       ended_at: progress.ended_at,
-      pending_count: asks.filter((ask) => ask.state === 'pending').length,
+      // What `pending` lists: open asks and tool calls that wait on their results.
+      pending_count: asks.filter((ask) => ask.state === 'pending').length + state.calls().filter((call) => call.state === 'waiting').length,
     };
     try {
       this.host.beforeDelivery('index');

@@ -3,6 +3,7 @@
  * with the HTTP status the route gives them, so that a refused request changes nothing.
  */
 import type { Json } from '../prompt/types.ts';
+import type { ToolResult } from '../host/tool-calls.ts';
 import type { NotificationDelivery } from './outbox.ts';
 import type { AskInfo, ObjectView } from './run-view.ts';
 
@@ -15,7 +16,7 @@ export interface StartSpec {
   /** How long the run may last, in seconds, before it ends as Cancelled. */
   timeout_seconds: number;
   webhook_id?: string;
-  /** The origin of the request that starts it (answer URLs in notifications). */
+  /** The origin of the request that starts it: answer URLs in notifications, and tool calls' callback URLs unless runvil.yaml sets public_url. */
   origin?: string;
 }
 
@@ -33,6 +34,9 @@ export type ViewOutcome = { ok: true; view: ObjectView } | Refusal;
 
 /** An answer taken (or the same answer again): the run's view and the ask answered. */
 export type AnswerOutcome = { ok: true; view: ObjectView; ask: AskInfo } | Refusal;
+
+/** A tool result taken (or the same result again), or why not. */
+export type ToolResultOutcome = { ok: true } | Refusal;
 
 /** A run object's RPC methods. */
 export interface RunObjectApi {
@@ -54,6 +58,11 @@ export interface RunObjectApi {
    * read-your-writes: it is sent right after `answer`, and so reaches the object after it).
    */
   indexed(): Promise<void>;
+  /**
+   * Delivers the result of a tool call that waits (the Worker has checked the credential);
+   * the same result again is taken as a retry, a different one refused with 409.
+   */
+  toolResult(callId: string, result: ToolResult): Promise<ToolResultOutcome>;
   cancel(reason: string): Promise<ViewOutcome>;
   /** The run's notifications and how their delivery went; undefined when this object holds no run. */
   notifications(): Promise<NotificationDelivery[] | undefined>;

@@ -11,6 +11,11 @@ import type { RunOutcome } from '../engine/run.ts';
 import type { HostConfig } from '../host/host.ts';
 import type { Operator } from '../host/operator.ts';
 import { chainOfAsk } from './ask-broker.ts';
+import { resolveConfigValue, type DeploymentConfig } from '../config/deployment-config.ts';
+import { deploymentConfig } from './deployment.ts';
+import type { ToolResult } from '../host/tool-calls.ts';
+import { closeOpenCalls, expireCalls, nextCallDeadline, pendingCall, takeResult } from './call-broker.ts';
+import { callToken } from './call-token.ts';
 import type { Env } from './env.ts';
 import { eventStream, resumePoint } from './event-stream.ts';
 import { syncToKv } from './kv-sync.ts';
@@ -23,9 +28,9 @@ import { OPERATOR_WINDOW_CLOSED } from '../host/operator.ts';
 import { abandonEarlierExecution, LiveRun } from './live-run.ts';
 import type { D1Database, KvNamespace } from './platform-types.ts';
 import { alarmDuty, deathsReason, MAX_DEATHS_WITHOUT_PROGRESS, nextAlarm, timeoutReason } from './run-alarm.ts';
-import type { AnswerOutcome, RunObjectApi, StartSpec, ViewOutcome } from './run-object-api.ts';
+import type { AnswerOutcome, RunObjectApi, StartSpec, ToolResultOutcome, ViewOutcome } from './run-object-api.ts';
 import { RunState, type RunMeta } from './run-state.ts';
-import { isFinal, type AskInfo, type AskRecord, type ObjectView, type RunStatus } from './run-view.ts';
+import { isFinal, type AskInfo, type AskRecord, type ObjectView, type PendingToolCall, type RunStatus } from './run-view.ts';
 import { workerHost } from './worker-host.ts';
 
 /** The run Durable Object. */
@@ -95,7 +100,12 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
 
   /** The Host a run is served with (tests serve their own). */
   protected host(operator: Operator): HostConfig {
-    return workerHost(this.env, operator);
+    return workerHost(this.env, operator, this.config());
+  }
+
+  /** The deployment's configuration (runvil.yaml, bundled). */
+  protected config(): DeploymentConfig {
+    return deploymentConfig();
   }
 
   /** Called after each new journal entry is committed; a seam for fault-injection tests. */
@@ -117,8 +127,8 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
         created_at: new Date(now).toISOString(),
         timeout_seconds: spec.timeout_seconds,
         deadline_at: now + spec.timeout_seconds * 1000,
-        ...(spec.origin !== undefined ? { origin: spec.origin } : {}),
         ...(spec.webhook_id !== undefined ? { webhook_id: spec.webhook_id } : {}),
+        ...(spec.origin !== undefined ? { origin: spec.origin } : {}),
       },
       spec.source,
       spec.args,
@@ -194,6 +204,24 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
   }
 
+  async toolResult(callId: string, result: ToolResult): Promise<ToolResultOutcome> {
+    const meta = this.state.meta();
+    if (!meta) return { ok: false, status: 404, message: 'no such run' };
+    const status = this.state.progress().status;
+    const record = this.state.call(callId);
+    // A result already taken is judged as such (the same again is a retry), even once the run has ended.
+    if (isFinal(status) && record && record.state !== 'done') {
+      return { ok: false, status: 409, message: `tool call ${callId} is no longer waiting: the run has ended (${status}), so the result is stale` };
+    }
+    const taken = takeResult(this.state, callId, result, Date.now());
+    if (!taken.ok || !taken.taken) return taken.ok ? { ok: true } : taken;
+    if (this.live) this.live.calls.wake(callId);
+    // An object that no longer holds the run replays it, and the replay finds the result.
+    this.launch('resume');
+    this.refreshStatus();
+    return { ok: true };
+  }
+
   async cancel(reason: string): Promise<ViewOutcome> {
     const meta = this.state.meta();
     if (!meta) return { ok: false, status: 404, message: 'no such run' };
@@ -247,6 +275,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     if (isFinal(progress.status) && !progress.kv_synced) this.outbox.oweKv(Date.now());
     await this.outbox.deliverDue(Date.now());
     this.expireAsks(Date.now());
+    this.passCallDeadlines();
     switch (alarmDuty(meta, this.state.progress(), Date.now(), this.live !== null)) {
       case 'time-out':
         await this.stop(timeoutReason(meta.timeout_seconds));
@@ -256,6 +285,31 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
         break;
     }
     await this.armAlarm();
+  }
+
+  /** Fails the waiting tool calls whose deadline has passed, waking their chains (by replay when the run is not in memory). */
+  private passCallDeadlines(): void {
+    if (isFinal(this.state.progress().status)) return;
+    const expired = expireCalls(this.state, Date.now());
+    if (expired.length === 0) return;
+    if (this.live) for (const callId of expired) this.live.calls.wake(callId);
+    else this.launch('resume');
+    this.refreshStatus();
+  }
+
+  /**
+   * The callback URL and token of a tool call: on `public_url` from runvil.yaml, else on the
+   * origin of the request that started the run.
+   */
+  private async callbackOf(callId: string): Promise<{ url: string; token: string }> {
+    const meta = this.state.meta()!;
+    const configured = this.config().publicUrl;
+    const resolved = configured === null ? null : resolveConfigValue(configured, textVars(this.env));
+    if (resolved && !resolved.ok) throw new Error(resolved.error.message);
+    const origin = (resolved?.value ?? meta.origin ?? '').replace(/\/+$/, '');
+    const token = await callToken(this.env, meta.run_id, callId);
+    if (origin === '' || token === null) throw new Error('no callback URL or token: set public_url in runvil.yaml and RUNVIL_API_TOKEN');
+    return { url: `${origin}/runs/${meta.run_id}/tool-results/${callId}`, token };
   }
 
   /**
@@ -308,6 +362,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
       host: (operator) => this.host(operator),
       journaled: (index, entry) => this.afterJournal(index, entry),
       changed: () => this.refreshStatus(),
+      callbacks: (callId) => this.callbackOf(callId),
     });
     this.live = live;
     live.outcome.then(
@@ -351,6 +406,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     const endedAt = new Date().toISOString();
     this.state.atomically(() => {
       for (const ask of this.state.asks()) if (ask.state === 'pending') this.state.putAsk({ ...ask, state: 'closed', closed_reason: 'cancelled', closed_at: endedAt });
+      closeOpenCalls(this.state);
       this.state.setStatus(status, { ...how, ended_at: endedAt });
     });
     this.notify();
@@ -414,6 +470,11 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     const now = Date.now();
     const times = [isFinal(progress.status) ? null : nextAlarm(meta, progress, now), this.outbox.nextDue()];
     if (!isFinal(progress.status)) for (const ask of this.state.asks()) if (ask.state === 'pending' && ask.expires_at) times.push(Date.parse(ask.expires_at));
+    // A waiting tool call's deadline wakes the run too.
+    if (!isFinal(progress.status)) {
+      const deadline = nextCallDeadline(this.state);
+      if (deadline !== null) times.push(deadline);
+    }
     const due = times.filter((at): at is number => at !== null);
     // A time already past runs the alarm at once.
     const at = due.length === 0 ? null : Math.max(now, Math.min(...due));
@@ -462,10 +523,18 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
       status: progress.status,
       result: progress.status === 'completed' ? this.state.result() : null,
       error: progress.error,
-      pending: this.state
-        .asks()
-        .filter((ask) => ask.state === 'pending')
-        .map((ask) => askInfo(meta, ask)),
+      pending: [
+        ...this.state
+          .asks()
+          .filter((ask) => ask.state === 'pending')
+          .map((ask) => ({ at: ask.asked_at, entry: askInfo(meta, ask) as AskInfo | PendingToolCall })),
+        ...this.state
+          .calls()
+          .filter((record) => record.state === 'waiting')
+          .map((record) => ({ at: record.called_at, entry: pendingCall(record) })),
+      ]
+        .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))
+        .map(({ entry }) => entry),
       created_at: meta.created_at,
       ended_at: progress.ended_at,
     };

@@ -8,6 +8,7 @@
  *   journal:{n}              journal pages: entry n and the ones after it, in order
  *   event:{n}                the event stream, numbered from 1
  *   ask:{ask_id}             operator asks (pending, answered, closed)
+ *   call:{call_id}           tool calls that may answer later (sending, waiting, done, ...)
  *   file:{path}              the run's files (committed with the journal entry that made them)
  *
  * Writes go through the synchronous storage API, so a journal entry and the file change it
@@ -24,6 +25,7 @@ import type { Json } from '../prompt/types.ts';
 import { deleteText, getText, putNewText, putText, textOf } from './chunked-kv.ts';
 import type { DoStorage, SyncKv } from './platform-types.ts';
 import type { AskRecord, RunErrorView, RunStatus, StreamEvent } from './run-view.ts';
+import type { CallRecord } from '../host/tool-calls.ts';
 
 /** What a run runs, fixed when it starts. */
 export interface RunMeta {
@@ -36,7 +38,7 @@ export interface RunMeta {
   deadline_at: number;
   /** The webhook delivery that started it, when one did. */
   webhook_id?: string;
-  /** The origin of the request that started it: answer URLs in notifications are made on it. */
+  /** The origin of the request that started it: answer URLs in notifications, and tool calls' callback URLs (unless public_url is set), are made on it. */
   origin?: string;
 }
 
@@ -78,6 +80,7 @@ const JOURNAL = 'journal:';
 const EVENT = 'event:';
 const ASK = 'ask:';
 const FILE = 'file:';
+const CALL = 'call:';
 
 /** The durable state of one run object. */
 export class RunState {
@@ -253,6 +256,19 @@ export class RunState {
       this.kv.put(ASK + record.ask_id, record);
       this.onChange({ kind: 'ask', before, after: record });
     });
+  }
+
+  call(callId: string): CallRecord | undefined {
+    return this.kv.get<CallRecord>(CALL + callId);
+  }
+
+  /** The run's tool calls that may answer later, in the order they were made. */
+  calls(): CallRecord[] {
+    return [...this.kv.list<CallRecord>({ prefix: CALL })].map(([, record]) => record).sort((a, b) => a.order - b.order);
+  }
+
+  putCall(record: CallRecord): void {
+    this.kv.put(CALL + record.call_id, record);
   }
 
   /** Runs `closure` as one transaction (inside another one, as part of it). */

@@ -31,6 +31,15 @@ export interface AskInfo {
   expires_at: string | null;
 }
 
+/** A tool call waiting on its result (its service answered 202), as `pending` lists it. */
+export interface PendingToolCall {
+  kind: 'tool';
+  call_id: string;
+  tool: string;
+  called_at: string;
+  deadline: string;
+}
+
 /** An open operator ask, as the API lists it (`pending`). */
 export interface PendingAsk extends AskInfo {
   /** Answers this ask, and nothing else, without the API token (null when the deployment has no secret to derive it from). */
@@ -46,7 +55,8 @@ export interface RunView<Ask = PendingAsk> {
   status: RunStatus;
   result: string | null;
   error: RunErrorView | null;
-  pending: Ask[];
+  /** Open asks and waiting tool calls, in the order they began. */
+  pending: (Ask | PendingToolCall)[];
   created_at: string;
   ended_at: string | null;
 }

@@ -23,7 +23,7 @@ export interface RunRequest {
   webhook_id?: string;
   /** With it, the run as it is once no longer running (suspended or ended), or after this long. */
   waitMs?: number;
-  /** The origin of the request that starts it. */
+  /** The origin of the request that starts it (answer URLs, and tool calls' callback URLs by default). */
   origin?: string;
 }
 

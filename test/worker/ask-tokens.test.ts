@@ -5,7 +5,8 @@
  * credential is refused with 401 by the Worker before the run object is asked anything.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { PendingAsk, RunView } from '../../src/worker/run-view.ts';
+import type { PendingAsk } from '../../src/worker/run-view.ts';
+import type { RunView } from './app/client.ts';
 import { API_TOKEN, call, getRun, json, until } from './app/client.ts';
 import { ARM_ASKS, DESK } from './app/prompts.ts';
 
@@ -23,7 +24,7 @@ const answer = (runId: string, askId: string, body: unknown, token?: string | nu
 async function threeAsks(): Promise<{ runId: string; asks: PendingAsk[] }> {
   const { run_id } = await json<{ run_id: string }>(await call('POST', '/prompts/arm-asks/runs', { body: { seed: 'fan' } }), 202);
   const view = await until(run_id, (v) => v.status === 'suspended' && v.pending.length === 3);
-  return { runId: run_id, asks: view.pending };
+  return { runId: run_id, asks: view.pending as PendingAsk[] };
 }
 
 describe('a fanout whose three arms each ask an operator', () => {

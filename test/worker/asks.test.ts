@@ -4,7 +4,7 @@
  * misdirected answer changes nothing.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { RunView } from '../../src/worker/run-view.ts';
+import type { RunView } from './app/client.ts';
 import { call, drive, getRun, json, settled } from './app/client.ts';
 import { performedBy } from './app/test-host.ts';
 import { DESK } from './app/prompts.ts';

@@ -54,6 +54,7 @@ async function drive(key: string): Promise<string> {
     if (view.status === 'completed') return runId;
     if (view.status === 'suspended') {
       const ask = view.pending[0]!;
+      if (ask.kind !== 'ask') throw new Error(`run ${runId} waits on something other than an ask`);
       const answered = await retried('POST', `/runs/${runId}/asks/${ask.ask_id}`, { body: { answer: ANSWERS.get(ask.ask_id) } });
       expect([200, 409]).toContain(answered.status);
     }

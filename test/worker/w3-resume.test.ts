@@ -6,7 +6,7 @@
  * (bench/worker.ts measures the same against the local server).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { RunView } from '../../src/worker/run-view.ts';
+import type { RunView } from './app/client.ts';
 import { call, json, kvRecord } from './app/client.ts';
 import { W3 } from '../../bench/workloads.ts';
 import { dropObjects } from './app/test-worker.ts';

@@ -5,7 +5,13 @@
 import { env } from 'cloudflare:workers';
 import app from './test-worker.ts';
 import type { Env } from '../../../src/worker/env.ts';
-import type { RunView } from '../../../src/worker/run-view.ts';
+import type { PendingAsk, RunView as ApiRunView } from '../../../src/worker/run-view.ts';
+
+/**
+ * A run view whose pending entries are asks: the view of every test run but those that call
+ * HTTP tool services (http-tools.test.ts, which reads `pending` by its `kind`).
+ */
+export type RunView = Omit<ApiRunView, 'pending'> & { pending: PendingAsk[] };
 
 /** The test environment's API token (vitest.workers.config.ts). */
 export const API_TOKEN = 'test-api-token';
@@ -83,7 +89,7 @@ export async function drive(runId: string, answers: string[]): Promise<RunView> 
   for (;;) {
     const view = await settled(runId);
     if (view.status !== 'suspended') return view;
-    const ask = view.pending[0]!;
+    const ask = view.pending.find((entry) => entry.kind === 'ask')!;
     await json(await call('POST', `/runs/${runId}/asks/${ask.ask_id}`, { body: { answer: queue.shift() }, token: ask.token }), 200);
   }
 }

@@ -11,6 +11,17 @@ import type { Pack } from '../../../src/host/pack.ts';
 import type { Env } from '../../../src/worker/env.ts';
 import { workerHost } from '../../../src/worker/worker-host.ts';
 import { grabPack, w3Reply } from '../../../bench/workloads.ts';
+import { createApp } from '../../../src/worker/app.ts';
+import { textVars } from '../../../src/worker/env.ts';
+import { httpToolPack } from '../../../src/host/http-tool-pack.ts';
+import type { HttpSource, ConfiguredPack } from '../../../src/config/deployment-config.ts';
+import { DEPLOY_PACK, deployService } from './tool-service.ts';
+
+/** The app the tool service posts its results to (the test Worker's own routes). */
+const callbackApp = createApp();
+
+/** Retries quick enough for a test: 3 tries, 10 ms apart, 5 s each. */
+const TEST_RETRY = { tries: 3, backoffMs: () => 10, attemptTimeoutMs: 5_000 };
 
 /** Every tool call and model round performed, as `{run} {what}`, in order. */
 export const performed: string[] = [];
@@ -40,6 +51,13 @@ const counterPack: Pack = {
   },
 };
 
+/** acme/deploy (tool-service.ts), an HTTP tool service answered inside the isolate. */
+function deployPack(env: Env): Pack {
+  const deliver = async (url: string, token: string, result: object) =>
+    callbackApp.fetch(new Request(url, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: JSON.stringify(result) }), env);
+  return httpToolPack(DEPLOY_PACK as ConfiguredPack & { source: HttpSource }, { vars: textVars(env), fetch: deployService(deliver), retry: TEST_RETRY });
+}
+
 /** The test Host of one run. */
 export function testHost(env: Env, operator: Operator, runId: string): HostConfig {
   const base = workerHost(env, operator);
@@ -53,7 +71,7 @@ export function testHost(env: Env, operator: Operator, runId: string): HostConfi
   );
   return {
     ...base,
-    packs: [...packs, counterPack, grabPack],
+    packs: [...packs, counterPack, grabPack, deployPack(env)],
     models: {
       provider: () => ({
         async round(request) {

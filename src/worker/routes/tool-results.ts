@@ -1,0 +1,37 @@
+/**
+ * `POST /runs/:id/tool-results/:call_id`: an HTTP tool service delivers the result of a call
+ * it answered 202 (DESIGN.md Part 2, "HTTP tool services"), with the call's own callback
+ * token (call-token.ts) or the API token. The credential is checked here, before the run
+ * object is called; the response says the result was accepted and nothing about the run.
+ */
+import { Hono } from 'hono';
+import { toolResultOf } from '../../host/tool-calls.ts';
+import { credentialOf } from '../auth.ts';
+import { askSecret } from '../ask-token.ts';
+import { checkJsonContentType, parseJsonObject, readText } from '../body.ts';
+import { isCallToken } from '../call-token.ts';
+import type { Env } from '../env.ts';
+import { ApiError } from '../http-error.ts';
+import { runObject } from '../run-ids.ts';
+
+/** The tool-result route. */
+export const toolResultRoutes = new Hono<{ Bindings: Env }>();
+
+toolResultRoutes.post('/runs/:id/tool-results/:call_id', async (c) => {
+  const runId = c.req.param('id');
+  const callId = c.req.param('call_id');
+  const credential = await credentialOf(c.req.raw, c.env);
+  if (credential.kind !== 'api') {
+    if (askSecret(c.env) === null) throw new ApiError(401, 'the server has no RUNVIL_API_TOKEN (or RUNVIL_ASK_SECRET) configured, so it cannot check callback tokens');
+    if (!(await isCallToken(c.env, runId, callId, credential.token))) {
+      throw new ApiError(401, 'wrong token: send the callback_token of this tool call (it delivers that call\'s result only), or the API token');
+    }
+  }
+  checkJsonContentType(c.req.raw);
+  const parsed = toolResultOf(parseJsonObject(await readText(c.req.raw)));
+  if (!parsed.ok) throw new ApiError(400, parsed.message, parsed.field !== undefined ? { field: parsed.field } : {});
+  const result = parsed.result;
+  const outcome = await runObject(c.env, runId).toolResult(callId, result);
+  if (!outcome.ok) throw new ApiError(outcome.status, outcome.status === 404 && outcome.message === 'no such run' ? `no run ${JSON.stringify(runId)}` : outcome.message);
+  return c.json({ accepted: true });
+});
