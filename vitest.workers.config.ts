@@ -61,5 +61,7 @@ export default defineConfig({
   test: {
     include: ['test/worker/**/*.test.ts'],
     setupFiles: ['./test/worker/apply-migrations.ts'],
+    // The MCP reference server, started from the Node side for the MCP Pack suites.
+    globalSetup: ['./test/worker/mcp-server.setup.ts'],
   },
 });

@@ -13,14 +13,23 @@
  * whose result never comes fails at its deadline.
  * Then the inbox and notifications (scripts/e2e-inbox.mjs): the same runvil.yaml names a
  * notification receiver of the check's own on loopback as its notify targets.
- * Offline; state in a fresh directory.
+ *
+ * MCP: the server runs with a runvil.yaml (RUNVIL_CONFIG) naming the MCP reference
+ * server, started here on loopback: a prompt that declares it calls `echo` and `get-sum`
+ * from Lua (wrapped as untrusted); a declared server that is down refuses the run with the
+ * requirements notice; a server stopped during a call fails it with the message. The
+ * command line (`runvil run --config --script`) offers the same tools to the scripted model.
+ *
+ * The first run's test file, fetched over HTTP (GET /runs/:id/test.yaml), passes
+ * `runvil test` in a fresh folder, and a fork of it with the first answer changed completes
+ * with what that answer leads to. Offline; state in a fresh directory.
  */
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import { freePort, killLocalServer, startLocalServer } from './local-server.mjs';
 import { startToolService, TOOL_SERVICE_SECRET } from './tool-service.mjs';
 import { checkInbox, NOTIFY_SECRET, notifyYaml, startReceiver } from './e2e-inbox.mjs';
@@ -34,13 +43,46 @@ let server = null;
 let log = '';
 // A notification receiver of the check's own, named by the same runvil.yaml (scripts/e2e-inbox.mjs).
 const receiver = await startReceiver();
-
-// The deployment's runvil.yaml names the tool service; its secret comes from the environment.
-const service = await startToolService();
+let mcp = null;
 const configFile = join(root, `.wrangler/e2e-runvil-${process.pid}.yaml`);
-writeFileSync(
-  configFile,
-  `packs:
+const scriptFile = join(root, `.wrangler/e2e-script-${process.pid}.yaml`);
+const promptFile = join(root, `.wrangler/e2e-mcp-${process.pid}.md`);
+
+/** Starts the MCP reference server on a free loopback port, in its own process group. */
+async function startMcpServer() {
+  const mcpPort = await freePort();
+  const entry = join(root, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+  const child = spawn(process.execPath, [entry, 'streamableHttp'], { env: { PATH: process.env.PATH, PORT: String(mcpPort) }, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  let said = '';
+  await new Promise((resolve, reject) => {
+    child.stderr.on('data', (chunk) => {
+      said += chunk;
+      if (said.includes('listening on port')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`the MCP server exited (${code}): ${said}`)));
+  });
+  return { child, url: `http://127.0.0.1:${mcpPort}/mcp` };
+}
+
+async function stopMcpServer() {
+  if (!mcp || mcp.child.exitCode !== null || mcp.child.signalCode !== null) return;
+  const exited = new Promise((resolve) => mcp.child.once('exit', resolve));
+  try {
+    process.kill(-mcp.child.pid, 'SIGTERM');
+  } catch {}
+  await exited;
+}
+
+// The deployment's runvil.yaml names the tool service (its secret comes from the environment),
+// the MCP reference server and a down one (written by main() once the MCP server listens),
+// and the notification receiver.
+const service = await startToolService();
+
+/** Writes the check's runvil.yaml; npm start bundles the file RUNVIL_CONFIG names. */
+function writeConfig(mcpUrl, downUrl) {
+  writeFileSync(
+    configFile,
+    `packs:
   acme/deploy:
     http:
       url: ${service.url}
@@ -53,9 +95,14 @@ writeFileSync(
       - name: quick
         description: A deploy that must report within 2 seconds.
         timeout: 2
+  everything/demo:
+    description: The MCP reference server
+    mcp: { url: "${mcpUrl}" }
+  everything/down:
+    mcp: { url: "${downUrl}" }
 ${notifyYaml(receiver)}`,
-);
-process.env.RUNVIL_CONFIG = configFile;
+  );
+}
 process.env.RUNVIL_E2E_DEPLOY_SECRET = TOOL_SERVICE_SECRET;
 
 async function startServer() {
@@ -155,6 +202,12 @@ function check(condition, what) {
 }
 
 async function main() {
+  mcp = await startMcpServer();
+  const downUrl = `http://127.0.0.1:${await freePort()}/mcp`;
+  writeConfig(mcp.url, downUrl);
+  // npm start bundles the file RUNVIL_CONFIG names (wrangler's build runs with this environment).
+  process.env.RUNVIL_CONFIG = configFile;
+  step(`the MCP reference server listens at ${mcp.url}; runvil.yaml names it`);
   step(`starting the server on ${base}`);
   await startServer();
   await api('PUT', '/prompts/e2e-intake', { body: PROMPT, expect: 201 });
@@ -227,13 +280,85 @@ async function main() {
   await api('POST', `/runs/${runId}/asks/${again.pending[0].ask_id}`, { body: { answer: 'Friday' }, bearer: again.pending[0].token });
   step(`read the file and ${events.length} events; the same answer again gets 200, another 409`);
 
+  // The run as a test file: fetched over HTTP and run by `runvil test` in a folder of its own, offline.
+  const testFile = await api('GET', `/runs/${runId}/test.yaml`);
+  const folder = mkdtempSync(join(tmpdir(), 'runvil-e2e-test-'));
+  try {
+    writeFileSync(join(folder, 'intake.test.yaml'), testFile);
+    const tested = await new Promise((resolve) => {
+      execFile(process.execPath, [join(root, 'bin/runvil.mjs'), 'test'], { cwd: folder, env: { PATH: process.env.PATH ?? '', HOME: folder } }, (error, stdout, stderr) => resolve({ code: error ? error.code : 0, stdout, stderr }));
+    });
+    check(tested.code === 0 && /^ok   \S*intake\.test\.yaml\n1 passed, 0 failed\n$/.test(tested.stdout), `runvil test passes the run's test file: ${JSON.stringify(tested)}`);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+  step(`the run's test.yaml (${testFile.length} bytes) passed \`runvil test\` in a fresh folder`);
+
+  // A fork at the end of its journal with the first answer changed: the rest of the journal is stale, and goes on live.
+  const journalLength = testFile.split('\n').filter((line) => /^# {3}\d+\. /.test(line)).length;
+  const forked = await api('POST', `/runs/${runId}/fork?wait=10`, { body: { at: journalLength, answers: { [first.pending[0].ask_id]: 'Eve' } } });
+  check(forked.forked_from?.run_id === runId && forked.forked_from.at === journalLength && forked.status === 'suspended', `the fork waits on the second ask again: ${JSON.stringify(forked)}`);
+  await api('POST', `/runs/${forked.run_id}/asks/${forked.pending[0].ask_id}?wait=10`, { body: { answer: 'Monday' }, bearer: forked.pending[0].token });
+  const forkDone = await untilSettled(forked.run_id);
+  check(forkDone.status === 'completed' && forkDone.result === 'the release: Eve, Monday', `the fork completed with the changed answers: ${JSON.stringify(forkDone)}`);
+  step(`forked run ${runId} at ${journalLength} with another first answer: ${JSON.stringify(forkDone.result)}`);
+
   // A start whose response was lost, retried with its Idempotency-Key, reaches the same run.
   const keyed = async () => (await fetch(`${base}/prompts/e2e-intake/runs`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'idempotency-key': 'e2e-retry-1' }, body: JSON.stringify({ args: { topic: 'the retry' } }) }).then(async (r) => ({ status: r.status, body: await r.json() })));
   const [a, b] = [await keyed(), await keyed()];
   check(a.status === 202 && b.status === 200 && b.body.duplicate === true && a.body.run_id === b.body.run_id, `Idempotency-Key: ${JSON.stringify([a, b])}`);
   step('a start retried with the same Idempotency-Key reached the same run');
-
   await checkInbox({ api, base, step, check }, receiver);
+  await mcpChecks();
+}
+
+const mcpPrompt = (name, uses, lua) => `---\nname: ${name}\ndescription: Calls the MCP reference server.\nruntime: 0\nuses: [${uses}]\n---\n# MCP\n\n## Call\n\`\`\`lua\n${lua}\n\`\`\`\n`.replace('runtime', 'runvil');
+
+async function mcpRun(name, uses, lua) {
+  await api('PUT', `/prompts/${name}`, { body: mcpPrompt(name, uses, lua), expect: 201 });
+  const { run_id: id } = await api('POST', `/prompts/${name}/runs`, { body: {}, expect: 202 });
+  return id;
+}
+
+async function mcpChecks() {
+  const packs = await api('GET', '/packs');
+  const demo = packs.packs.find((p) => p.name === 'everything/demo');
+  check(demo?.available === true && demo.tools.some((t) => t.id === 'demo/echo'), `GET /packs lists the MCP Pack and its tools: ${JSON.stringify(demo)?.slice(0, 300)}`);
+  const down = packs.packs.find((p) => p.name === 'everything/down');
+  check(down?.available === false && /^the MCP server did not answer/.test(down.reason), `GET /packs says why the down Pack cannot serve: ${JSON.stringify(down)}`);
+
+  const echoId = await mcpRun('e2e-mcp', 'everything/demo', "return tools.call('demo/echo', { message = 'e2e' }) .. '|' .. tools.call('demo/get-sum', { a = 2, b = 3 })");
+  const echoed = await untilSettled(echoId);
+  const wrapped = /^.*<untrusted_input_([0-9a-f]+)>\nEcho: e2e\n<\/untrusted_input_\1>\|.*<untrusted_input_([0-9a-f]+)>\nThe sum of 2 and 3 is 5\.\n<\/untrusted_input_\2>$/s;
+  check(echoed.status === 'completed' && wrapped.test(echoed.result), `echo and get-sum from Lua, wrapped as untrusted: ${JSON.stringify(echoed)}`);
+  step('a prompt declaring everything/demo called echo and get-sum on the MCP server, wrapped as untrusted');
+
+  const refusedId = await mcpRun('e2e-mcp-down', 'everything/down', "return 'never'");
+  const refused = await untilSettled(refusedId);
+  check(refused.status === 'failed' && refused.error.kind === 'RequirementsUnmet' && /^the environment cannot satisfy this prompt:\n- down is unavailable: the MCP server did not answer/.test(refused.error.message), `a server down at prepare: ${JSON.stringify(refused)}`);
+  step('a prompt declaring a Pack whose server is down was refused with the requirements notice');
+
+  // The command line offers the same tools to the scripted model.
+  writeFileSync(promptFile, mcpPrompt('e2e-cli', 'everything/demo', "tools.offer({ 'demo/echo', 'demo/get-sum' })\nmessages:user('use them')\nreturn models.loop()"));
+  writeFileSync(scriptFile, 'model:\n  - tool_calls:\n      - { id: c1, name: demo_echo, arguments: { message: from the model } }\n      - { id: c2, name: demo_get-sum, arguments: { a: 40, b: 2 } }\n  - content: done\n');
+  // Asynchronously: a blocked event loop would let the server's idle keep-alive sockets go stale under fetch.
+  const cli = await new Promise((resolve) => {
+    execFile(process.execPath, [join(root, 'bin/runvil.mjs'), 'run', promptFile, '--config', configFile, '--script', scriptFile, '--json'], { cwd: root }, (_error, stdout, stderr) => resolve({ stdout, stderr }));
+  });
+  const ran = JSON.parse(cli.stdout || '{}');
+  const results = (ran.events ?? []).filter((e) => e.type === 'tool_result').map((e) => JSON.stringify(e));
+  check(ran.status === 'completed' && results.length === 2 && /untrusted_input_[0-9a-f]+>\\nEcho: from the model\\n/.test(results[0]) && /The sum of 40 and 2 is 42\./.test(results[1]), `runvil run offered the MCP tools to the scripted model: ${cli.stdout.slice(0, 400)} ${cli.stderr}`);
+  step('runvil run --config offered echo and get-sum to the scripted model, and ran its calls');
+
+  const slowId = await mcpRun('e2e-mcp-stop', 'everything/demo', "local ok, err = pcall(tools.call, 'demo/trigger-long-running-operation', { duration = 5, steps = 5 })\nreturn tostring(ok) .. '|' .. tostring(err)");
+  // The call reports progress every second for 5 s: stop the server part way through.
+  await sleep(1500);
+  const midway = await api('GET', `/runs/${slowId}`);
+  check(midway.status === 'running', `the call is under way when the MCP server stops: ${JSON.stringify(midway)}`);
+  await stopMcpServer();
+  const stopped = await untilSettled(slowId);
+  check(stopped.status === 'completed' && /^false\|tool call failure: demo\/trigger-long-running-operation: the MCP server did not answer \(.+\)$/.test(stopped.result), `a server stopped during a call: ${JSON.stringify(stopped)}`);
+  step(`the MCP server stopped during a call: ${JSON.stringify(stopped.result)}`);
 }
 
 const DEPLOY = `---
@@ -317,9 +442,10 @@ try {
   await killServer().catch(() => undefined);
   await receiver.close();
   await service.close();
+  await stopMcpServer().catch(() => undefined);
   rmSync(stateDir, { recursive: true, force: true });
-  rmSync(configFile, { force: true });
-  // The Worker's bundled configuration goes back to the project's own (none, or ./runvil.yaml).
+  for (const file of [configFile, scriptFile, promptFile]) rmSync(file, { force: true });
+  // The build wrote the test's configuration into the Worker's bundle module: write back the project's own.
   delete process.env.RUNVIL_CONFIG;
-  execFileSync(process.execPath, ['--import', 'tsx', join(root, 'scripts/bundle-config.mjs')], { cwd: root, stdio: 'inherit' });
+  spawnSync(process.execPath, ['--import', 'tsx', join(root, 'scripts/bundle-config.mjs')], { cwd: root, stdio: 'inherit' });
 }

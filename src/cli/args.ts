@@ -56,6 +56,12 @@ export interface RunCommand {
   maxInstructions?: number;
   /** `--entry-timeout SECONDS`: how long one section entry may compute (0: no limit). */
   entryTimeoutSeconds: number;
+  /**
+   * `--from FILE.test.yaml [--until N]`: a fork of the run the test file records, at N (its
+   * whole journal by default). `file` is then a new source for it, or the test file itself
+   * when the test's own prompt runs.
+   */
+  from?: { file: string; until?: number };
   /** `--config FILE`: the deployment's configuration (default ./runvil.yaml when present). */
   config?: string;
 }
@@ -104,6 +110,8 @@ const RUN_OPTIONS = {
   answer: { type: 'string', multiple: true },
   'max-instructions': { type: 'string' },
   'entry-timeout': { type: 'string' },
+  from: { type: 'string' },
+  until: { type: 'string' },
   config: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
@@ -144,11 +152,12 @@ export function parseCommandLine(argv: readonly string[]): Command {
 function parseRun(argv: string[]): Command {
   const { values, positionals } = parse(argv, RUN_OPTIONS, 'run');
   if (values.help) return { command: 'help', topic: 'run' };
-  if (positionals.length === 0) throw new UsageError('runvil run needs a prompt file: runvil run PROMPT.md');
+  if (positionals.length === 0 && values.from === undefined) throw new UsageError('runvil run needs a prompt file: runvil run PROMPT.md');
   if (positionals.length > 1) throw new UsageError(`runvil run takes one prompt file, got ${positionals.length}: ${positionals.join(' ')}`);
+  if (values.until !== undefined && values.from === undefined) throw new UsageError('--until goes with --from FILE.test.yaml: it says how many of the recorded run\'s journal entries the run starts with');
   const command: RunCommand = {
     command: 'run',
-    file: positionals[0]!,
+    file: positionals[0] ?? values.from!,
     args: (values.arg ?? []).map((text) => splitArg(text, positionals[0]!)),
     json: values.json ?? false,
     events: values.events ?? false,
@@ -164,6 +173,16 @@ function parseRun(argv: string[]): Command {
     command.model = choice;
   }
   if (values.seed !== undefined) command.seed = values.seed;
+  if (values.from !== undefined) {
+    if (values.seed !== undefined) throw new UsageError('--seed and --from do not go together: the run keeps the recorded run\'s seed, or it could not replay it');
+    if (values.arg !== undefined) throw new UsageError('--arg and --from do not go together: the run keeps the recorded run\'s args, or it could not replay it');
+    command.from = { file: values.from };
+    const until = values.until;
+    if (until !== undefined) {
+      if (!/^[0-9]+$/.test(until) || !Number.isSafeInteger(Number(until))) throw new UsageError(`--until takes a whole number of journal entries (0 or more), got ${JSON.stringify(until)}`);
+      command.from.until = Number(until);
+    }
+  }
   if (values.config !== undefined) command.config = values.config;
   const max = values['max-instructions'];
   if (max !== undefined) {

@@ -15,9 +15,15 @@ option, missing file, bad --arg, a test file that does not fit the format).
 `;
 
 const RUN = `Usage: runvil run PROMPT.md [options]
+       runvil run --from FILE.test.yaml [--until N] [PROMPT.md] [options]
 
 Runs the prompt and prints its result on standard output (exit 0); a failed run prints
 error[Kind]: message on standard error (exit 1).
+
+With --from, forks the run a test file records (GET /runs/:id/test.yaml): its first N journal
+entries replay from the file (its model replies, answers and recorded tool outputs), then the
+run goes on live, on the local Host or --script. PROMPT.md, when given, is an edited prompt,
+which must reproduce those N entries (the first step that differs is named otherwise).
 
 Options:
   --arg KEY=VALUE         a run argument, typed by the prompt's args: declaration (repeatable)
@@ -28,6 +34,9 @@ Options:
                           and {} is RUNVIL_DEFAULT_MODEL or the provider whose key is set
   --seed S                the run seed (default: random; "0" or the script's seed with --script)
   --answer TEXT           an operator answer, used in order before asking the terminal (repeatable)
+  --from FILE.test.yaml   fork the run the test file records (its prompt, args and seed)
+  --until N               with --from: how many journal entries replay before the run goes
+                          live (default: all; the test file's comments number them)
   --json                  print one JSON object {status, result, error, events} instead
   --events                stream each event to standard error as a JSON line as it happens
   --max-instructions N    the run's Lua instruction budget

@@ -5,6 +5,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { MemoryCallLedger } from '../host/memory-call-ledger.ts';
+import { snapshotPacks, snapshotPacksToPacks, type ProgressListener } from '../host/configured-packs.ts';
 import { CallbackListener } from './callback-listener.ts';
 import { fixtureHost } from '../host/fixture-host.ts';
 import type { HostConfig } from '../host/host.ts';
@@ -20,13 +21,22 @@ import { argsFromCommandLine } from '../prompt/run-args.ts';
 import { formatError, readUserFile } from './prompt-file.ts';
 import { parseScriptFile, type Fixture } from './test-file.ts';
 import { commandLineOperator } from './terminal-operator.ts';
+import { recordedStart, storeAfter } from './run-from.ts';
+import { checkFork } from '../host/fork.ts';
+import type { JournalEntry } from '../engine/journal.ts';
+import type { MemoryRunStore } from '../host/run-store.ts';
+import { argsFromData } from '../prompt/run-args.ts';
 
 /** Runs `runvil run`; answers the exit status (0 completed, 1 failed). */
 export async function runCommand(command: RunCommand, io: CliIo): Promise<number> {
-  const text = await readUserFile(command.file, 'prompt file');
+  const platform = await cliPlatform();
+  const from = command.from ? await recordedStart(command.from.file, command.from.until, platform) : undefined;
+  // With --from and no prompt file of its own, the test file's prompt goes on.
+  const ownPrompt = !from || command.file !== command.from?.file;
+  const text = ownPrompt ? await readUserFile(command.file, 'prompt file') : from.prompt.text;
   const fixture = command.script === undefined ? undefined : await readScript(command.script);
   const config = await loadDeploymentConfig(command.config);
-  const parsed = parsePrompt(text, command.file);
+  const parsed = parsePrompt(text, ownPrompt ? command.file : from.prompt.name);
   if (!parsed.ok) {
     for (const error of parsed.errors) io.err(`${formatError(error)}\n`);
     const first = parsed.errors[0]!;
@@ -34,7 +44,7 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
     return 1;
   }
   const prompt = parsed.prompt;
-  const args = argsFromCommandLine(prompt.frontmatter.args, command.args);
+  const args = from ? argsFromData(prompt.frontmatter.args, from.args) : argsFromCommandLine(prompt.frontmatter.args, command.args);
   if (!args.ok) throw new UsageError(args.message, { file: command.file });
 
   const operator = commandLineOperator([...(fixture?.answers ?? []), ...command.answers], io);
@@ -43,17 +53,43 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
   const listener = new CallbackListener(runId ?? 'run-1', callbackPort(io.env));
   const calls = new MemoryCallLedger({ callback: (callId) => listener.callback(callId) });
   listener.deliver = (callId, result) => calls.deliver(callId, result);
-  const host: HostConfig = fixture
-    ? { ...fixtureHost(fixture.host, [], fixture.model), operator }
+  const closeAll = () => {
+    operator.close();
+    calls.closeAll();
+    listener.close();
+  };
+  const base: HostConfig = fixture
+    ? { ...fixtureHost(fixture.host, [], fixture.model, fixture.recorded), operator }
     : { ...localHost(io.env, operator, command.model, config), calls };
+  // The configured MCP Packs the prompt declares, with their tool lists read now.
+  const snapshots = await snapshotPacks(config, prompt, io.env);
+  const progress: ProgressListener = (tool, context, step) => {
+    const event = { type: 'tool_progress', task: context.effect?.chain ?? '0', tool, ...step };
+    if (command.events) io.err(`${JSON.stringify(event)}\n`);
+  };
+  const host: HostConfig = { ...base, packs: [...base.packs, ...snapshotPacksToPacks(snapshots, io.env, progress)] };
   // A real run gets a fresh seed, so its untrusted-input nonce cannot be guessed; a scripted one is repeatable.
-  const seed = command.seed ?? fixture?.seed ?? (fixture ? '0' : randomUUID());
+  const seed = from?.seed ?? command.seed ?? fixture?.seed ?? (fixture ? '0' : randomUUID());
 
-  const outcome = await runOnHost(await cliPlatform(), host, {
+  let forked: { journal: JournalEntry[]; store: MemoryRunStore } | undefined;
+  if (from) {
+    const checked = await checkFork({ platform, host, prompt, args: args.args, seed, runId: runId ?? 'run-1', prefix: { ok: true, journal: from.journal, firstReplaced: null } });
+    if (!checked.ok) {
+      const error = { kind: 'Determinism', message: `the prompt cannot reproduce the first ${from.journal.length} journal entries of ${command.from!.file}: ${checked.message}` };
+      io.err(`${formatError(error)}\n`);
+      if (command.json) printJson(io, { status: 'failed', error, events: [] });
+      closeAll();
+      return 1;
+    }
+    forked = { journal: checked.journal, store: storeAfter(checked.journal) };
+  }
+
+  const outcome = await runOnHost(platform, host, {
     ...(runId !== undefined ? { runId } : {}),
     prompt,
     args: args.args,
     seed,
+    ...(forked ? { journal: forked.journal, store: forked.store } : {}),
     onEvent: (event) => {
       operator.heard(event);
       io.event?.(event);
@@ -61,11 +97,7 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
     },
     ...(command.maxInstructions !== undefined ? { limits: { instructions: command.maxInstructions } } : {}),
     ...entryTimeLimit(command.entryTimeoutSeconds),
-  }).finally(() => {
-    operator.close();
-    calls.closeAll();
-    listener.close();
-  });
+  }).finally(closeAll);
   report(outcome, command, io);
   return outcome.status === 'completed' ? 0 : 1;
 }

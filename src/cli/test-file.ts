@@ -10,6 +10,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, relative, resolve } from 'node:path';
 import type { FixtureHostSpec } from '../host/fixture-host.ts';
 import type { FixturePackSpec } from '../host/fixture-pack.ts';
+import type { RecordedCall } from '../host/recording.ts';
 import type { ScriptedReply } from '../models/scripted.ts';
 import type { Json } from '../prompt/types.ts';
 import { validateScriptFile, validateTestFile } from './test-file-validator.generated.js';
@@ -24,11 +25,13 @@ export interface Expectation {
   events?: string[];
 }
 
-/** The fixture side of a run: the Host, the scripted model, the operator's answers, the seed. */
+/** The fixture side of a run: the Host, the scripted model, the operator's answers, the recorded tool outputs, the seed. */
 export interface Fixture {
   host: FixtureHostSpec;
   model: ScriptedReply[];
   answers: string[];
+  /** Catalog tool outputs answered before the Host's Packs, in call order (recording.ts). */
+  recorded: RecordedCall[];
   seed?: string;
 }
 
@@ -53,8 +56,9 @@ interface RawFixture {
     'user-input'?: boolean;
     packs?: Record<string, { prelude?: unknown; tools?: Record<string, unknown>[] }>;
   };
-  model?: { content?: unknown; tool_calls?: { id?: unknown; name?: unknown; arguments?: Json }[] }[];
+  model?: { content?: unknown; tool_calls?: { id?: unknown; name?: unknown; arguments?: Json }[]; fails?: unknown }[];
   answers?: unknown[];
+  recorded?: { tool?: unknown; args?: Json; task?: unknown; section?: unknown; output?: Json; fails?: unknown }[];
   seed?: unknown;
 }
 
@@ -76,7 +80,26 @@ export function parseScriptFile(text: string): FormatOutcome<Fixture> {
 
 /** Reads and checks one test file; `file` is its path as found. */
 export async function loadTestFile(file: string): Promise<FormatOutcome<PromptTest>> {
-  const parsed = parseShaped(await readFile(file, 'utf8'), validateTestFile, 'the test file');
+  return readTestText(await readFile(file, 'utf8'), file, async (name) => {
+    const path = resolve(dirname(file), name);
+    const info = await stat(path).catch(() => null);
+    if (!info?.isFile()) return `the prompt file ${name} does not exist (looked for ${path})`;
+    // The prompt is named relative to the test file, so its messages do not depend on where runvil runs.
+    return { text: await readFile(path, 'utf8'), name: relative(dirname(resolve(file)), path) };
+  });
+}
+
+/**
+ * Checks a test file's text; `file` names it in messages, and `readPrompt` reads the prompt
+ * file a `prompt:` key names (a string is why it cannot). A test with its prompt inline
+ * (`source:`, as a run's test file has) reads no file.
+ */
+export async function readTestText(
+  text: string,
+  file: string,
+  readPrompt: (name: string) => Promise<PromptTest['prompt'] | string>,
+): Promise<FormatOutcome<PromptTest>> {
+  const parsed = parseShaped(text, validateTestFile, 'the test file');
   if (!parsed.ok) return parsed;
   const raw = parsed.value as RawTest;
   const problems: ShapeProblem[] = [];
@@ -89,11 +112,9 @@ export async function loadTestFile(file: string): Promise<FormatOutcome<PromptTe
   } else if (raw.source !== undefined) {
     prompt = { text: String(raw.source), name: basename(file) };
   } else if (raw.prompt !== undefined) {
-    const path = resolve(dirname(file), String(raw.prompt));
-    const info = await stat(path).catch(() => null);
-    if (!info?.isFile()) problem(['prompt'], `the prompt file ${String(raw.prompt)} does not exist (looked for ${path})`);
-    // The prompt is named relative to the test file, so its messages do not depend on where runvil runs.
-    else prompt = { text: await readFile(path, 'utf8'), name: relative(dirname(resolve(file)), path) };
+    const read = await readPrompt(String(raw.prompt));
+    if (typeof read === 'string') problem(['prompt'], read);
+    else prompt = read;
   } else {
     problems.push({ message: 'a test needs `prompt:` (the prompt file) or `source:` (the prompt text)', line: 1, column: 1 });
   }
@@ -111,6 +132,7 @@ function readFixture(raw: RawFixture, problem: Report): Fixture {
     host: readHost(raw.host ?? {}, problem),
     model: (raw.model ?? []).map((reply, index) => readReply(reply, index, problem)),
     answers: (raw.answers ?? []).map(String),
+    recorded: (raw.recorded ?? []).map((call, index) => readRecorded(call, ['recorded', index], problem)),
   };
   if (raw.seed !== undefined) fixture.seed = String(raw.seed);
   return fixture;
@@ -161,8 +183,34 @@ function readTool(raw: Record<string, unknown>, at: (string | number)[], problem
   return tool;
 }
 
+/** A tool id (`pack/tool`) and a chain id (`0`, `0.1`, `0.f0.2`), as a recording names them. */
+const TOOL_ID = /^[^/\s]+\/[^/\s]+$/;
+const CHAIN_ID = /^0(\.[a-z0-9]+)*$/;
+
+function readRecorded(raw: NonNullable<RawFixture['recorded']>[number], at: (string | number)[], problem: Report): RecordedCall {
+  const tool = raw.tool === undefined ? '' : String(raw.tool);
+  if (raw.tool === undefined) problem(at, `\`${pathText(at)}\` needs a \`tool\`: the tool id the run called, such as web/fetch`);
+  else if (!TOOL_ID.test(tool)) problem([...at, 'tool'], `\`${pathText([...at, 'tool'])}\` must be a tool id, <pack id>/<tool name> (such as web/fetch); got ${JSON.stringify(tool)}`);
+  const task = raw.task === undefined ? '0' : String(raw.task);
+  if (!CHAIN_ID.test(task)) problem([...at, 'task'], `\`${pathText([...at, 'task'])}\` must be a chain id such as 0 (the run's main chain) or 0.1 (a task); got ${JSON.stringify(task)}`);
+  if (raw.output !== undefined && raw.fails !== undefined) problem([...at, 'fails'], `\`${pathText(at)}\` holds the tool's \`output\` or its failure (\`fails\`), not both`);
+  else if (raw.output === undefined && raw.fails === undefined) problem(at, `\`${pathText(at)}\` needs the tool's \`output\` or its failure text (\`fails\`)`);
+  const call: RecordedCall = {
+    tool,
+    args: raw.args ?? {},
+    task,
+    outcome: raw.fails !== undefined ? { ok: false, message: String(raw.fails) } : { ok: true, output: raw.output ?? null },
+  };
+  if (raw.section !== undefined) call.section = String(raw.section);
+  return call;
+}
+
 function readReply(raw: NonNullable<RawFixture['model']>[number], index: number, problem: Report): ScriptedReply {
   const reply: ScriptedReply = {};
+  if (raw.fails !== undefined) {
+    reply.fails = String(raw.fails);
+    if (raw.content !== undefined || raw.tool_calls !== undefined) problem(['model', index, 'fails'], `\`${pathText(['model', index])}\` either replies (content, tool_calls) or \`fails\`, not both`);
+  }
   if (raw.content !== undefined) reply.content = String(raw.content);
   if (raw.tool_calls !== undefined) {
     reply.tool_calls = raw.tool_calls.map((call, n) => {

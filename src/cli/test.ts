@@ -6,17 +6,11 @@
  */
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fixtureHost } from '../host/fixture-host.ts';
-import { runOnHost } from '../host/host.ts';
-import type { LuaPlatform } from '../engine/lua/vm.ts';
-import { parsePrompt } from '../prompt/index.ts';
 import { UsageError, type TestCommand } from './args.ts';
 import type { CliIo } from './io.ts';
 import { cliPlatform, entryTimeLimit } from './platform.ts';
-import { argsFromData } from '../prompt/run-args.ts';
-import { placePrefix } from './prompt-file.ts';
-import { judge, type TestOutcome } from './test-expect.ts';
 import { loadTestFile, type PromptTest } from './test-file.ts';
+import { runPromptTest } from './test-run.ts';
 
 /** The ending of the files `runvil test` runs. */
 export const TEST_FILE_SUFFIX = '.test.yaml';
@@ -40,7 +34,7 @@ export async function testCommand(command: TestCommand, io: CliIo): Promise<numb
   const platform = await cliPlatform();
   let passed = 0;
   for (const test of tests) {
-    const lines = await runTest(platform, test, command.entryTimeoutSeconds);
+    const lines = await runPromptTest(platform, test, entryTimeLimit(command.entryTimeoutSeconds));
     if (lines.length === 0) {
       passed++;
       io.out(`ok   ${test.file}\n`);
@@ -51,34 +45,6 @@ export async function testCommand(command: TestCommand, io: CliIo): Promise<numb
   const failed = tests.length - passed;
   io.out(`${passed} passed, ${failed} failed\n`);
   return failed > 0 ? 1 : 0;
-}
-
-/** Runs one test; answers the lines explaining its failure, or none when it passed. */
-async function runTest(platform: LuaPlatform, test: PromptTest, entryTimeoutSeconds: number): Promise<string[]> {
-  const parsed = parsePrompt(test.prompt.text, test.prompt.name);
-  let outcome: TestOutcome;
-  if (!parsed.ok) {
-    // A prompt the parser refuses fails the way a run would: with its first error.
-    const first = parsed.errors[0]!;
-    outcome = { status: 'failed', error: { kind: first.kind, message: first.message }, events: [] };
-  } else {
-    const args = argsFromData(parsed.prompt.frontmatter.args, test.args);
-    if (!args.ok) {
-      const at = test.place(Object.hasOwn(test.args, args.arg) ? ['args', args.arg] : ['args']);
-      return [`${placePrefix({ file: test.file, ...at })}${args.message}`];
-    }
-    try {
-      outcome = await runOnHost(platform, fixtureHost(test.host, test.answers, test.model), {
-        prompt: parsed.prompt,
-        args: args.args,
-        seed: test.seed ?? '0',
-        ...entryTimeLimit(entryTimeoutSeconds),
-      });
-    } catch (error) {
-      return [`the run threw instead of ending: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`];
-    }
-  }
-  return judge(test.expect, outcome);
 }
 
 /** Every test file under the paths (a file named directly counts whatever its name), sorted. */

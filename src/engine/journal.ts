@@ -5,6 +5,7 @@
 import type { Json } from '../prompt/types.ts';
 import { failed, type EffectAnswer, type EffectContext, type EffectRequest, type Harness } from './effects.ts';
 import type { RunMeter } from './run-meter.ts';
+import { differenceWords, effectWords, sectionWords } from './effect-words.ts';
 
 /**
  * A scheduler step record's request: the step released the chains its answer lists
@@ -121,6 +122,8 @@ function hex32(value: number): string {
 export class EffectRunner {
   /** The journal to replay: each chain's entries, indexed by sequence number. */
   private readonly recorded = new Map<string, JournalEntry[]>();
+  /** The journal to replay, in its order, for saying which entry a run never reached. */
+  private readonly replay: readonly JournalEntry[];
   private recordedCount = 0;
   private readonly nextSeq = new Map<string, number>();
   private readonly entries: JournalEntry[] = [];
@@ -130,11 +133,18 @@ export class EffectRunner {
   /** The run's caps on files and on the journal (run-meter.ts). */
   meter: RunMeter | undefined;
 
+  /** The journaled entry at the first step where the run asked for something else, once it has. */
+  divergedAt: JournalEntry | undefined;
+
+  /** Called once, when the run has taken every journaled entry (at once for an empty journal): from here on it is live. */
+  onReplayed: (() => void) | undefined;
+
   constructor(
     private readonly harness: Harness,
     replay: readonly JournalEntry[],
     private readonly onJournal?: (entry: JournalEntry) => void | Promise<void>,
   ) {
+    this.replay = replay;
     for (const entry of replay) {
       let chain = this.recorded.get(entry.chain);
       if (!chain) this.recorded.set(entry.chain, (chain = []));
@@ -149,9 +159,10 @@ export class EffectRunner {
 
   /**
    * Takes the next sequence number of `chain` for `request`, with the journaled answer when
-   * the journal holds one; throws DeterminismViolation when it holds another request there.
+   * the journal holds one; throws DeterminismViolation when it holds another request there,
+   * naming the step, the section that asks (when given) and both effects in words.
    */
-  claim(chain: string, request: EffectRequest): { seq: number; answer?: EffectAnswer } {
+  claim(chain: string, request: EffectRequest, section?: string | null): { seq: number; answer?: EffectAnswer } {
     const seq = (this.nextSeq.get(chain) ?? 0) + 1;
     this.nextSeq.set(chain, seq);
     const recorded = this.recordedAt(chain, seq);
@@ -159,13 +170,13 @@ export class EffectRunner {
     if (problem !== undefined) return { seq, answer: failed('limit', problem) };
     if (!recorded) return { seq };
     if (!sameJson(recorded.request, request)) {
+      this.divergedAt ??= recorded;
+      const where = section === undefined ? '' : `, ${sectionWords(section)}`;
       throw new DeterminismViolation(
-        `the run diverged from its journal at effect ${seq} of chain ${chain}: the journal holds ${describe(recorded.request)}, but the run asked for ${describe(request)}`,
+        `the run diverged from its journal at effect ${seq} of chain ${chain}${where}: ${differenceWords(recorded.request, request)}`,
       );
     }
-    this.replayedCount++;
-    this.entries.push(recorded);
-    this.meter?.journal();
+    this.took(recorded);
     return { seq, answer: recorded.answer };
   }
 
@@ -181,9 +192,7 @@ export class EffectRunner {
   takeStep(step: number): string[] | undefined {
     const recorded = this.recordedAt(SCHEDULER_CHAIN, step);
     if (!recorded) return undefined;
-    this.replayedCount++;
-    this.entries.push(recorded);
-    this.meter?.journal();
+    this.took(recorded);
     return recorded.answer.ok ? (recorded.answer.value as string[]) : [];
   }
 
@@ -216,6 +225,32 @@ export class EffectRunner {
     return this.recordedCount - this.replayedCount;
   }
 
+  /** Tells onReplayed now when the journal was empty (a run's start calls it). */
+  begin(): void {
+    if (this.recordedCount === 0) this.onReplayed?.();
+  }
+
+  /**
+   * The first journaled entry, in journal order, that the run never took, in words: which
+   * effect of which chain, and what it was (with its section, for a tool call). Undefined
+   * when the run took them all.
+   */
+  firstUnreached(): string | undefined {
+    const entry = this.firstUnreachedEntry();
+    if (!entry) return undefined;
+    const request = entry.request;
+    const section = request.op === 'tool.call' ? `, ${sectionWords(request.origin?.section)}` : '';
+    const step = entry.chain === SCHEDULER_CHAIN ? `scheduler step ${entry.seq}` : `effect ${entry.seq} of chain ${entry.chain}`;
+    return `${step}${section}: ${effectWords(request)}`;
+  }
+
+  /** The first journaled entry, in journal order, that the run never took; undefined when it took them all. */
+  firstUnreachedEntry(): JournalEntry | undefined {
+    if (this.unconsumed() === 0) return undefined;
+    const taken = new Set(this.entries);
+    return this.replay.find((candidate) => !taken.has(candidate));
+  }
+
   /** Journals nothing more: answers that land after the run ended are dropped. */
   close(): void {
     this.closed = true;
@@ -226,15 +261,17 @@ export class EffectRunner {
     return this.entries.slice();
   }
 
+  private took(entry: JournalEntry): void {
+    this.replayedCount++;
+    this.entries.push(entry);
+    this.meter?.journal();
+    if (this.replayedCount === this.recordedCount) this.onReplayed?.();
+  }
+
   private async append(entry: JournalEntry): Promise<void> {
     // Past a cap the run is ending with Limit: the entry is not kept.
     if (this.meter && !this.meter.journal(entry)) return;
     this.entries.push(entry);
     await this.onJournal?.(entry);
   }
-}
-
-function describe(request: EffectRequest | StepRequest): string {
-  const text = canonicalJson(request);
-  return text.length > 200 ? `${text.slice(0, 200)}...` : text;
 }

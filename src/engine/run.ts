@@ -34,6 +34,12 @@ export interface RunOptions {
   runId?: string;
   /** A journal to replay before going live. */
   journal?: readonly JournalEntry[];
+  /**
+   * Called once the run has taken every entry of `journal` (at its start when there is none):
+   * from there on it is live. A fork checks with it that a prompt reproduces a journal's
+   * first entries, and stops the run there.
+   */
+  onReplayed?: () => void;
   /** Called with each new journal entry before its answer reaches Lua (persist it here). */
   onJournal?: (entry: JournalEntry) => void | Promise<void>;
   onEvent?: (event: RunEvent) => void;
@@ -71,7 +77,19 @@ export interface RunOptions {
 /** How a run ended. */
 export type RunOutcome =
   | { status: 'completed'; result: string; events: RunEvent[]; journal: JournalEntry[]; usage?: RunUsage }
-  | { status: 'failed'; error: RunError; events: RunEvent[]; journal: JournalEntry[]; usage?: RunUsage };
+  | {
+      status: 'failed';
+      error: RunError;
+      events: RunEvent[];
+      journal: JournalEntry[];
+      usage?: RunUsage;
+      /**
+       * For a run that left its journal (Determinism), or ended before taking all of it: the
+       * journaled entry where it did (the one held at the step that differs, else the first
+       * it never reached). A fork cuts its journal there.
+       */
+      diverged?: JournalEntry;
+    };
 
 /** Runs a prompt to its end. */
 export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
@@ -82,6 +100,7 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
   const meter = new RunMeter(limits, stop);
   events.meter = meter;
   effects.meter = meter;
+  effects.onReplayed = options.onReplayed;
   const scheduler = new Scheduler({
     runId: options.runId ?? 'run-1',
     effects,
@@ -123,6 +142,7 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
     return fail(run, { kind: 'RequirementsUnmet', message: options.requirementsNotice });
   }
   for (const line of run.catalog.log) events.emit('log', place, { message: line });
+  effects.begin();
   const ended = await scheduler.run(async () => {
     const end = await walk(run);
     // The run ends with its main chain: tasks still running end with it.
@@ -134,7 +154,7 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
   if (ended.status === 'completed' && effects.unconsumed() > 0) {
     return fail(run, {
       kind: 'Determinism',
-      message: `the run ended with ${effects.unconsumed()} journaled effect(s) it never asked for; the prompt no longer does what the journal recorded`,
+      message: `the run ended with ${effects.unconsumed()} journaled effect(s) it never asked for; the prompt no longer does what the journal recorded (the first it never reached: ${effects.firstUnreached()})`,
     });
   }
   if (ended.status === 'failed') return fail(run, ended.error);
@@ -149,7 +169,8 @@ function macrotask(): Promise<void> {
 
 function fail(run: RunContext, error: RunError): RunOutcome {
   run.events.emit('run_failed', { section: null, task: '0', turn: 0 }, { error: { kind: error.kind, message: error.message }, usage: { ...run.usage } });
-  return { status: 'failed', error, events: run.events.all(), journal: run.effects.journal(), usage: run.usage };
+  const diverged = run.effects.divergedAt ?? run.effects.firstUnreachedEntry();
+  return { status: 'failed', error, events: run.events.all(), journal: run.effects.journal(), usage: run.usage, ...(diverged ? { diverged } : {}) };
 }
 
 type WalkEnd = { status: 'completed'; result: string } | { status: 'failed'; error: RunError };

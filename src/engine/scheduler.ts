@@ -180,12 +180,12 @@ export class Scheduler {
    * holds every answer: the next step would release it alone straight away, so this is that
    * step. Null when the effects must park.
    */
-  answerNow(id: string, requests: EffectRequest[]): EffectAnswer[] | null {
+  answerNow(id: string, requests: EffectRequest[], section?: string | null): EffectAnswer[] | null {
     if (!this.canAnswerNow(id, requests.length)) return null;
     const effects = this.options.effects;
     const answers = requests.map((request) => {
       try {
-        return effects.claim(id, request).answer!;
+        return effects.claim(id, request, section).answer!;
       } catch (error) {
         if (!(error instanceof DeterminismViolation)) throw error;
         this.options.stop.fail({ kind: 'Determinism', message: error.message });
@@ -219,7 +219,7 @@ export class Scheduler {
         return;
       }
       try {
-        const claimed = this.options.effects.claim(id, request);
+        const claimed = this.options.effects.claim(id, request, section);
         if (claimed.answer) answers[index] = claimed.answer;
         else {
           pending++;
@@ -394,7 +394,7 @@ export class Scheduler {
     if (this.queue.length > 0 || this.options.effects.replaying) {
       this.options.stop.fail({
         kind: 'Determinism',
-        message: `the run cannot reach the rest of its journal: ${this.options.effects.unconsumed()} journaled entries remain, but every chain waits on an effect the journal does not hold`,
+        message: `the run cannot reach the rest of its journal: ${this.options.effects.unconsumed()} journaled entries remain, but every chain waits on an effect the journal does not hold (the first entry it cannot reach: ${this.options.effects.firstUnreached()})`,
       });
       return;
     }
@@ -425,7 +425,10 @@ export class Scheduler {
         },
         (error: unknown) => {
           this.inflight--;
-          this.crash ??= { error };
+          // A Host that finds the run off the recording it answers from (a test file's
+          // `recorded:`) ends the run as a journal that differs would.
+          if (error instanceof DeterminismViolation) this.options.stop.fail({ kind: 'Determinism', message: error.message });
+          else this.crash ??= { error };
           this.arrived();
         },
       );

@@ -358,7 +358,7 @@ function answerNow(run: RunContext, spec: EntrySpec, entry: EntryState, op: stri
   if (!run.scheduler.canAnswerNow(spec.chain, op === 'batch' ? Number(rest[0]) : 1)) return [false];
   if (op === 'batch') {
     const calls = batchCalls(rest);
-    const answers = run.scheduler.answerNow(spec.chain, calls.map((call) => toolRequest(run, spec, call)));
+    const answers = run.scheduler.answerNow(spec.chain, calls.map((call) => toolRequest(run, spec, call)), spec.section.name);
     if (!answers || chainStopping(run, spec)) return [false];
     return [true, ...finishBatch(run, spec, calls, answers)];
   }
@@ -366,7 +366,7 @@ function answerNow(run: RunContext, spec: EntrySpec, entry: EntryState, op: stri
   if (effectOp === 'model.round') {
     const round = prepareRound(run, entry, rest);
     if ('refusal' in round) return [true, false, 'context', round.refusal];
-    const answers = run.scheduler.answerNow(spec.chain, [round.request]);
+    const answers = run.scheduler.answerNow(spec.chain, [round.request], spec.section.name);
     if (!answers || chainStopping(run, spec)) return [false];
     const values = answerRound(run, spec, round.role, round.turn, answers[0]!, round.tools);
     const calls = fusedCalls(round, values);
@@ -374,7 +374,7 @@ function answerNow(run: RunContext, spec: EntrySpec, entry: EntryState, op: stri
     // sends them as a batch of its own, which waits for them (a replay whose journal ends
     // between the two).
     if (calls && run.scheduler.canAnswerNow(spec.chain, calls.length)) {
-      const results = run.scheduler.answerNow(spec.chain, calls.map((call) => toolRequest(run, spec, call)));
+      const results = run.scheduler.answerNow(spec.chain, calls.map((call) => toolRequest(run, spec, call)), spec.section.name);
       if (results && !chainStopping(run, spec)) {
         values.push(...finishBatch(run, spec, calls, results));
         keepMadeRecords(entry, values);
@@ -385,7 +385,7 @@ function answerNow(run: RunContext, spec: EntrySpec, entry: EntryState, op: stri
   const request = toRequest(effectOp, JSON.parse(String(rest[1])) as Record<string, Json>);
   if ('problem' in request) return [true, false, 'lua', request.problem];
   noteStoreTaint(run, spec, request);
-  const answers = run.scheduler.answerNow(spec.chain, [request]);
+  const answers = run.scheduler.answerNow(spec.chain, [request], spec.section.name);
   if (!answers || chainStopping(run, spec)) return [false];
   return [true, ...toLua(effectOp, answers[0]!)];
 }

@@ -12,6 +12,7 @@ import { ScriptedOperator } from './operator.ts';
 import type { Pack } from './pack.ts';
 import { fixturePack, type FixturePackSpec } from './fixture-pack.ts';
 import { MemoryCallLedger } from './memory-call-ledger.ts';
+import { Recording, type RecordedCall } from './recording.ts';
 
 /** What a fixture Host serves, as a test file's `host:` key describes it. */
 export interface FixtureHostSpec {
@@ -30,8 +31,16 @@ export interface FixtureHostSpec {
 /** The time `sys.now()` reads on a fixture Host: 2025-01-01T00:00:00Z, in milliseconds. */
 export const FIXTURE_NOW = Date.UTC(2025, 0, 1);
 
-/** Builds the fixture Host of one run. */
-export function fixtureHost(spec: FixtureHostSpec, answers: readonly string[], modelScript: readonly ScriptedReply[]): HostConfig {
+/**
+ * Builds the fixture Host of one run. `recorded` (a test file's `recorded:`) answers catalog
+ * tool calls before the Packs do, chain by chain in call order (recording.ts).
+ */
+export function fixtureHost(
+  spec: FixtureHostSpec,
+  answers: readonly string[],
+  modelScript: readonly ScriptedReply[],
+  recorded: readonly RecordedCall[] = [],
+): HostConfig {
   const web = spec.web ?? {};
   const pages = web !== false && 'pages' in web ? (web.pages ?? {}) : {};
   const [webPack, userInputPack, subagentsPack] = runvilPacks({
@@ -68,6 +77,7 @@ export function fixtureHost(spec: FixtureHostSpec, answers: readonly string[], m
       // The clock never moves, so a deadline is reached once the results due first are in.
       delay: () => 5,
     }),
+    ...(recorded.length > 0 ? { recording: new Recording(recorded) } : {}),
   };
 }
 

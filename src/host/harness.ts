@@ -7,6 +7,7 @@ import { answered, failed, type EffectAnswer, type EffectContext, type EffectReq
 import type { ModelProvider, ModelRequest } from '../models/provider.ts';
 import type { Operator } from './operator.ts';
 import type { Pack, ServiceDirectory } from './pack.ts';
+import type { Recording } from './recording.ts';
 import type { RunStore } from './run-store.ts';
 import type { CallLedger } from './tool-calls.ts';
 import { checkToolArguments } from './tool-arguments.ts';
@@ -29,6 +30,8 @@ export interface HarnessOptions {
   signal?: AbortSignal;
   /** Where calls to tools that answer later wait for their results. */
   calls?: CallLedger;
+  /** Catalog tool outputs to answer from before the Packs (a test file's `recorded:`). */
+  recording?: Recording;
 }
 
 /** Builds the Harness of one run. */
@@ -54,7 +57,7 @@ export function createHarness(options: HarnessOptions): Harness {
         case 'sys.now':
           return answered((options.clock ?? Date.now)());
         case 'tool.call':
-          return callTool(options, request.tool, request.args, { chain: effect.chain, seq: effect.seq });
+          return options.recording?.answer(effect.chain, request) ?? callTool(options, request.tool, request.args, { chain: effect.chain, seq: effect.seq });
         case 'model.round':
           return modelRound(options, request.role, request.request);
       }

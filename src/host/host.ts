@@ -10,6 +10,7 @@ import { createHarness, servicesOf, type ModelDirectory } from './harness.ts';
 import type { Operator } from './operator.ts';
 import type { Pack } from './pack.ts';
 import type { CallLedger } from './tool-calls.ts';
+import type { Recording } from './recording.ts';
 import { MemoryRunStore, type RunStore } from './run-store.ts';
 
 /** What a Host serves runs with. */
@@ -23,6 +24,8 @@ export interface HostConfig {
   clock?: () => number;
   /** Where calls to tools that answer later (HTTP tool services) wait for their results. */
   calls?: CallLedger;
+  /** Catalog tool outputs answered before the Packs, in call order (a test file's `recorded:`). */
+  recording?: Recording;
 }
 
 /** One run on a Host: the Engine's run options, with the Host supplying the platform-side parts. */
@@ -45,13 +48,19 @@ export async function runOnHost(platform: LuaPlatform, host: HostConfig, options
     models: host.models,
     ...(host.clock ? { clock: host.clock } : {}),
     ...(host.calls ? { calls: host.calls } : {}),
+    ...(host.recording ? { recording: host.recording } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  return runPrompt({
-    ...options,
-    runId,
-    platform,
-    harness,
-    ...(prepared.ok ? { catalog: prepared.catalog } : { requirementsNotice: prepared.notice }),
-  });
+  try {
+    return await runPrompt({
+      ...options,
+      runId,
+      platform,
+      harness,
+      ...(prepared.ok ? { catalog: prepared.catalog } : { requirementsNotice: prepared.notice }),
+    });
+  } finally {
+    // Connections a Pack kept for the run's next call (an MCP server's) close with the run.
+    await Promise.all(host.packs.map((pack) => pack.dispose?.().catch(() => undefined)));
+  }
 }

@@ -14,6 +14,11 @@ export interface AskContext {
    * so a Host that persists asks can find the answer a replayed ask already has.
    */
   effect?: { chain: string; seq: number };
+  /**
+   * Which ask of the effect this is, when one effect asks more than once (an MCP tool's
+   * elicitation of several fields): 0, the default, is the effect's own ask id; N adds `.N`.
+   */
+  part?: number;
   /** The answers the ask takes; any other is refused. Absent: any text. */
   choices?: string[];
   /** Seconds the operator has to answer; then the ask closes and fails with OPERATOR_WINDOW_CLOSED. */

@@ -64,4 +64,6 @@ export interface Pack {
   call(tool: string, args: { [key: string]: Json }, context: ToolContext): Promise<ToolOutcome>;
   /** Why the Pack cannot serve in this environment, or null when it can (checked at prepare). */
   unavailableReason?(services: ServiceDirectory): string | null;
+  /** Releases what the Pack holds for the run (open connections); called once the run ends. */
+  dispose?(): Promise<void>;
 }

@@ -9,6 +9,8 @@ import type { ModelOutcome, ModelProvider, ModelRequest } from './provider.ts';
 export interface ScriptedReply {
   content?: string;
   tool_calls?: { id: string; name: string; arguments?: Json }[];
+  /** The round fails with this message instead (a provider's failure, as a recorded run saw it). */
+  fails?: string;
 }
 
 /** The message of a round the script has no reply for. */
@@ -25,6 +27,7 @@ export class ScriptedProvider implements ModelProvider {
     this.requests.push(structuredClone(request));
     const reply = this.replies[this.next++];
     if (!reply) return { ok: false, message: SCRIPT_EXHAUSTED };
+    if (reply.fails !== undefined) return { ok: false, message: reply.fails };
     return {
       ok: true,
       reply: {

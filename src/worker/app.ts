@@ -6,8 +6,10 @@ import { requireApiToken } from './auth.ts';
 import type { Env } from './env.ts';
 import { ApiError, errorResponse } from './http-error.ts';
 import { hookRoutes } from './routes/hooks.ts';
+import { packRoutes } from './routes/packs.ts';
 import { listRoutes } from './routes/lists.ts';
 import { promptRoutes } from './routes/prompts.ts';
+import { replayRoutes } from './routes/replays.ts';
 import { runRoutes } from './routes/runs.ts';
 import { toolResultRoutes } from './routes/tool-results.ts';
 import { checkPathEncoding } from './request-path.ts';
@@ -27,10 +29,13 @@ export function createApp(): Hono<{ Bindings: Env }> {
   app.get('/health', (c) => c.json({ ok: true }));
   app.use('/prompts', requireApiToken);
   app.use('/prompts/*', requireApiToken);
+  app.use('/packs', requireApiToken);
   app.route('/', promptRoutes);
+  app.route('/', packRoutes);
   app.route('/', listRoutes);
   app.route('/', runRoutes);
   app.route('/', toolResultRoutes);
+  app.route('/', replayRoutes);
   app.route('/', hookRoutes);
   app.notFound((c) => {
     const path = c.req.path.length > 200 ? `${c.req.path.slice(0, 200)}...` : c.req.path;

@@ -15,8 +15,8 @@
 import { OPERATOR_WINDOW_CLOSED, type AskContext, type Operator, type OperatorAnswer } from '../host/operator.ts';
 import type { RunState } from './run-state.ts';
 
-/** The ask id of an effect. */
-export const askIdOf = (effect: { chain: string; seq: number }): string => `${effect.chain}-${effect.seq}`;
+/** The ask id of an effect (and of its `part`-th ask, when it asks more than once). */
+export const askIdOf = (effect: { chain: string; seq: number }, part = 0): string => `${effect.chain}-${effect.seq}${part > 0 ? `.${part}` : ''}`;
 
 /** The chain that made the ask `askId` (chain ids hold no `-`). */
 export const chainOfAsk = (askId: string): string => {
@@ -45,7 +45,7 @@ export class AskBroker implements Operator {
   ) {}
 
   async ask(context: AskContext): Promise<OperatorAnswer> {
-    const askId = context.effect ? askIdOf(context.effect) : `ask-${++this.fallbackSeq}`;
+    const askId = context.effect ? askIdOf(context.effect, context.part) : `ask-${++this.fallbackSeq}`;
     const record = this.state.ask(askId);
     if (record?.state === 'answered') return { ok: true, text: record.answer ?? '' };
     if (record?.state === 'closed') return { ok: false, message: OPERATOR_WINDOW_CLOSED };

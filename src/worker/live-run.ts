@@ -49,6 +49,8 @@ const reachesOutside = (entry: JournalEntry): boolean =>
 /** What a live run is built with. */
 export interface LiveRunOptions {
   state: RunState;
+  /** Done before the run's first step (reads the configured Packs' tool lists when the run has none yet). */
+  prepare?: () => Promise<void>;
   host: (operator: Operator) => HostConfig;
   /** Called after each new journal entry commits (its index counts from 1; a tool call's or model round's once durable too), before Lua sees its answer. */
   journaled: (index: number, entry: JournalEntry) => void | Promise<void>;
@@ -132,6 +134,7 @@ export class LiveRun {
     const store = new DurableRunStore(state);
     const platform = await isolatePlatform();
     this.platform = platform;
+    await this.options.prepare?.();
     return runOnHost(platform, this.counted(this.options.host(this.broker)), {
       owner: this,
       prompt: parsed.prompt,
@@ -228,6 +231,7 @@ export class LiveRun {
         manifest: pack.manifest,
         call: (tool, args, context) => track(() => pack.call(tool, args, context)),
         ...(pack.unavailableReason ? { unavailableReason: (services) => pack.unavailableReason!(services) } : {}),
+        ...(pack.dispose ? { dispose: () => pack.dispose!() } : {}),
       }),
     );
     const models: ModelDirectory = {

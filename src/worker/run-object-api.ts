@@ -2,6 +2,7 @@
  * What the Worker asks of a run object (RPC), and what it answers. Refusals are answers
  * with the HTTP status the route gives them, so that a refused request changes nothing.
  */
+import type { JournalEntry } from '../engine/journal.ts';
 import type { Json } from '../prompt/types.ts';
 import type { ToolResult } from '../host/tool-calls.ts';
 import type { NotificationDelivery } from './outbox.ts';
@@ -18,6 +19,25 @@ export interface StartSpec {
   webhook_id?: string;
   /** The origin of the request that starts it: answer URLs in notifications, and tool calls' callback URLs unless runvil.yaml sets public_url. */
   origin?: string;
+}
+
+/** A fork (POST /runs/:id/fork): a new run of `source` whose journal starts with `journal`, checked first. */
+export interface ForkSpec extends Omit<StartSpec, 'webhook_id'> {
+  /** The original's first entries, with the fork's answers in place. */
+  journal: JournalEntry[];
+  /** The index in `journal` of the first ask whose answer the fork changed, or null. */
+  first_replaced: number | null;
+  forked_from: { run_id: string; at: number };
+}
+
+/** What a fork is made from: the original run as it stands (it is not running). */
+export interface ForkSource {
+  ok: true;
+  prompt: string;
+  source: string;
+  args: { [name: string]: Json };
+  seed: string;
+  journal: JournalEntry[];
 }
 
 /** A refusal: the status and the message the API answers. */
@@ -70,6 +90,15 @@ export interface RunObjectApi {
   file(path: string): Promise<string | null | undefined>;
   /** The run's file paths under `prefix`; undefined when this object holds no run. */
   files(prefix: string): Promise<string[] | undefined>;
+  /** The run's test file (YAML text), for a run that has ended. */
+  testFile(): Promise<{ ok: true; text: string } | Refusal>;
+  /** What a fork of the run starts from; refused while the run is running. */
+  forkSource(): Promise<ForkSource | Refusal>;
+  /**
+   * Starts this object's run as a fork: refused (409, naming the first step that differs)
+   * when the prompt cannot reproduce the journal it starts with; then as `start`.
+   */
+  fork(spec: ForkSpec, waitMs?: number): Promise<ViewOutcome>;
   /** `GET /events` as server-sent events (history, then live). */
   fetch(request: Request): Promise<Response>;
 }

@@ -10,9 +10,11 @@ import type { JournalEntry } from '../engine/journal.ts';
 import type { RunOutcome } from '../engine/run.ts';
 import type { HostConfig } from '../host/host.ts';
 import type { Operator } from '../host/operator.ts';
-import { chainOfAsk } from './ask-broker.ts';
+import { snapshotPacks, snapshotPacksToPacks } from '../host/configured-packs.ts';
+import { askIdOf, chainOfAsk } from './ask-broker.ts';
 import { resolveConfigValue, type DeploymentConfig } from '../config/deployment-config.ts';
 import { deploymentConfig } from './deployment.ts';
+import { parsePromptCached } from './parsed-prompts.ts';
 import type { ToolResult } from '../host/tool-calls.ts';
 import { closeOpenCalls, expireCalls, nextCallDeadline, pendingCall, takeResult } from './call-broker.ts';
 import { callToken } from './call-token.ts';
@@ -28,7 +30,10 @@ import { OPERATOR_WINDOW_CLOSED } from '../host/operator.ts';
 import { abandonEarlierExecution, LiveRun } from './live-run.ts';
 import type { D1Database, KvNamespace } from './platform-types.ts';
 import { alarmDuty, deathsReason, MAX_DEATHS_WITHOUT_PROGRESS, nextAlarm, timeoutReason } from './run-alarm.ts';
-import type { AnswerOutcome, RunObjectApi, StartSpec, ToolResultOutcome, ViewOutcome } from './run-object-api.ts';
+import type { AnswerOutcome, ForkSource, ForkSpec, Refusal, RunObjectApi, StartSpec, ToolResultOutcome, ViewOutcome } from './run-object-api.ts';
+import { checkedForkJournal, forkSourceOf, testFileOf } from './run-replays.ts';
+import { fileChangesOf } from '../host/fork.ts';
+import { ScriptedOperator } from '../host/operator.ts';
 import { RunState, type RunMeta } from './run-state.ts';
 import { isFinal, type AskInfo, type AskRecord, type ObjectView, type PendingToolCall, type RunStatus } from './run-view.ts';
 import { workerHost } from './worker-host.ts';
@@ -108,6 +113,39 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     return deploymentConfig();
   }
 
+  /**
+   * Reads the tool lists of the configured MCP Packs the prompt declares, once: the run
+   * keeps them (run-state.ts `packs`), so a resume or a replay offers the same tools
+   * whatever the server lists later, and needs no round trip to start.
+   */
+  private async preparePacks(): Promise<void> {
+    if (this.state.packSnapshots() !== null) return;
+    const meta = this.state.meta()!;
+    const parsed = parsePromptCached(this.state.source(), `${meta.prompt}.md`);
+    const snapshots = parsed.ok ? await snapshotPacks(deploymentConfig(), parsed.prompt, textVars(this.env)) : [];
+    this.state.putPackSnapshots(snapshots);
+  }
+
+  /** The Host with the configured Packs the run was prepared with; their progress notifications become `tool_progress` events. */
+  private withConfiguredPacks(host: HostConfig): HostConfig {
+    const snapshots = this.state.packSnapshots() ?? [];
+    if (snapshots.length === 0) return host;
+    const packs = snapshotPacksToPacks(snapshots, textVars(this.env), (tool, context, step) => {
+      this.state.appendEvent({
+        type: 'tool_progress',
+        section: null,
+        task: context.effect?.chain ?? '0',
+        turn: 0,
+        tool,
+        call: context.effect ? askIdOf(context.effect) : null,
+        progress: step.progress,
+        total: step.total ?? null,
+        message: step.message ?? null,
+      });
+    });
+    return { ...host, packs: [...host.packs, ...packs] };
+  }
+
   /** Called after each new journal entry is committed; a seam for fault-injection tests. */
   protected afterJournal(_index: number, _entry: JournalEntry): void | Promise<void> {}
 
@@ -118,24 +156,54 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
 
   async start(spec: StartSpec, waitMs = 0): Promise<{ created: boolean; view: ObjectView }> {
     if (this.state.meta()) return { created: false, view: await this.viewAfter(waitMs) };
+    await this.create(spec);
+    return { created: true, view: await this.viewAfter(waitMs) };
+  }
+
+  async fork(spec: ForkSpec, waitMs = 0): Promise<ViewOutcome> {
+    if (this.state.meta()) return { ok: false, status: 409, message: 'this run id already holds a run' };
+    // Replayed on the Host the fork runs on (its Packs' manifests), nothing performed.
+    const checked = await checkedForkJournal(spec, this.host(new ScriptedOperator([])), this.ctx.id.toString());
+    if (!checked.ok) return checked;
+    // A request that raced this one to the same id (ids are fresh, so only a retry) started it already.
+    if (this.state.meta()) return { ok: false, status: 409, message: 'this run id already holds a run' };
+    await this.create(spec, { forked_from: spec.forked_from, journal: checked.journal });
+    return { ok: true, view: await this.viewAfter(waitMs) };
+  }
+
+  async testFile(): Promise<{ ok: true; text: string } | Refusal> {
+    if (!this.state.meta()) return { ok: false, status: 404, message: 'no such run' };
+    return testFileOf(this.state, this.host(new ScriptedOperator([])));
+  }
+
+  async forkSource(): Promise<ForkSource | Refusal> {
+    if (!this.state.meta()) return { ok: false, status: 404, message: 'no such run' };
+    return forkSourceOf(this.state);
+  }
+
+  /** Stores a new run (a fork's with its first journal entries and the files they made) and launches it. */
+  private async create(spec: StartSpec, fork?: { forked_from: { run_id: string; at: number }; journal: JournalEntry[] }): Promise<void> {
     const now = Date.now();
-    this.state.create(
-      {
-        run_id: this.ctx.id.toString(),
-        prompt: spec.prompt,
-        seed: spec.seed,
-        created_at: new Date(now).toISOString(),
-        timeout_seconds: spec.timeout_seconds,
-        deadline_at: now + spec.timeout_seconds * 1000,
-        ...(spec.webhook_id !== undefined ? { webhook_id: spec.webhook_id } : {}),
-        ...(spec.origin !== undefined ? { origin: spec.origin } : {}),
-      },
-      spec.source,
-      spec.args,
-    );
+    this.state.atomically(() => {
+      this.state.create(
+        {
+          run_id: this.ctx.id.toString(),
+          prompt: spec.prompt,
+          seed: spec.seed,
+          created_at: new Date(now).toISOString(),
+          timeout_seconds: spec.timeout_seconds,
+          deadline_at: now + spec.timeout_seconds * 1000,
+          ...(spec.origin !== undefined ? { origin: spec.origin } : {}),
+          ...(spec.webhook_id !== undefined ? { webhook_id: spec.webhook_id } : {}),
+          ...(fork ? { forked_from: fork.forked_from } : {}),
+        },
+        spec.source,
+        spec.args,
+      );
+      for (const entry of fork?.journal ?? []) this.state.commitJournal(entry, fileChangesOf(entry));
+    });
     await this.armAlarm();
     this.launch('start');
-    return { created: true, view: await this.viewAfter(waitMs) };
   }
 
   async view(): Promise<ObjectView | null> {
@@ -359,7 +427,8 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     }
     const live = new LiveRun({
       state: this.state,
-      host: (operator) => this.host(operator),
+      prepare: () => this.preparePacks(),
+      host: (operator) => this.withConfiguredPacks(this.host(operator)),
       journaled: (index, entry) => this.afterJournal(index, entry),
       changed: () => this.refreshStatus(),
       callbacks: (callId) => this.callbackOf(callId),
@@ -537,6 +606,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
         .map(({ entry }) => entry),
       created_at: meta.created_at,
       ended_at: progress.ended_at,
+      ...(meta.forked_from ? { forked_from: meta.forked_from } : {}),
     };
   }
 }

@@ -3,6 +3,8 @@
  * lives): what it runs, its progress, its journal, its events, its asks and its files.
  *
  *   meta, source, args       what the run runs (written once, when it starts)
+ *   packs                    the configured MCP Packs the run declared, with the tool lists
+ *                            read when it was prepared (written once, before its first step)
  *   progress                 status, counters, how it ended
  *   result                   the run result text
  *   journal:{n}              journal pages: entry n and the ones after it, in order
@@ -21,6 +23,7 @@
  * (a JSON object), and reads the same.
  */
 import type { JournalEntry } from '../engine/journal.ts';
+import type { PackSnapshot } from '../host/configured-packs.ts';
 import type { Json } from '../prompt/types.ts';
 import { deleteText, getText, putNewText, putText, textOf } from './chunked-kv.ts';
 import type { DoStorage, SyncKv } from './platform-types.ts';
@@ -38,6 +41,8 @@ export interface RunMeta {
   deadline_at: number;
   /** The webhook delivery that started it, when one did. */
   webhook_id?: string;
+  /** The run this one forked from, and at how many of its journal entries (POST /runs/:id/fork). */
+  forked_from?: { run_id: string; at: number };
   /** The origin of the request that started it: answer URLs in notifications, and tool calls' callback URLs (unless public_url is set), are made on it. */
   origin?: string;
 }
@@ -124,6 +129,17 @@ export class RunState {
 
   source(): string {
     return getText(this.kv, 'source') ?? '';
+  }
+
+  /** The configured Packs the run was prepared with, or null before it was prepared. */
+  packSnapshots(): PackSnapshot[] | null {
+    const text = getText(this.kv, 'packs');
+    return text === undefined ? null : (JSON.parse(text) as PackSnapshot[]);
+  }
+
+  /** Keeps the configured Packs the run is prepared with: every later execution builds its Packs from them. */
+  putPackSnapshots(snapshots: readonly PackSnapshot[]): void {
+    putText(this.kv, 'packs', JSON.stringify(snapshots));
   }
 
   args(): { [name: string]: Json } {

@@ -59,6 +59,8 @@ export interface RunView<Ask = PendingAsk> {
   pending: (Ask | PendingToolCall)[];
   created_at: string;
   ended_at: string | null;
+  /** A fork's origin: the run it forked from and at how many of its journal entries. Absent for other runs. */
+  forked_from?: { run_id: string; at: number };
 }
 
 /** The run view as the run object gives it: its asks without tokens. */

@@ -180,3 +180,36 @@ runvil: 0
 ## Write
 ${lua(`for i = 1, ${MANY_FILES_COUNT} do store.write(('many/%04d.txt'):format(i), 'file ' .. i) end
 return 'wrote ' .. #store.list('many/')`)}`;
+
+/**
+ * A run to turn into a test and fork: two asks, a counter tick (trusted), a task that reads
+ * the untrusted feed, and a model step whose prose holds both answers. The result shows what
+ * each answer led to.
+ */
+export const FORKABLE = `---
+name: forkable
+description: Two asks, two tool calls (one untrusted, in a task) and a model step.
+runvil: 0
+uses: [user-input, acme/counter, acme/feed]
+args:
+  topic: { type: string, default: the launch }
+---
+# Forkable
+
+## Gather
+${lua(`var.owner = tools.call('user-input/ask', { question = 'Who owns ' .. args.topic .. '?' })
+var.tick = tools.call('counter/tick', { label = var.owner })
+store.write('owner.txt', var.owner)
+local reader = tasks.spawn('## Read', { topic = var.owner })
+var.feed_chars = tasks.await(reader)
+var.date = tools.call('user-input/ask', { question = 'When does ' .. store.read('owner.txt') .. ' ship?' })`)}
+## Draft
+
+Plan: {{ var.owner }} ships {{ var.date }}.
+
+## Finish
+${lua(`return table.concat({ var.owner, var.date, var.tick, tostring(var.feed_chars), sys.replies['Draft'] }, '|')`)}
+## Read
+${lua(`local input = ...
+local text = tools.call('feed/read', { topic = input.topic })
+return #tostring(text)`)}`;

@@ -1,0 +1,106 @@
+/**
+ * The configured Packs of a run (runvil.yaml's `packs`): preparing a run reads the tool
+ * list of each MCP Pack the prompt declares (only those: an undeclared third-party Pack is
+ * not in the run, so its server costs nothing), and the run keeps what it read, with the
+ * Pack's configuration, as its `PackSnapshot`s: a resume or a replay builds the same Packs
+ * from them, whatever the server or the file says later. Also what `GET /packs` reports.
+ */
+import type { ConfiguredPack, DeploymentConfig } from '../config/deployment-config.ts';
+import type { Prompt } from '../prompt/types.ts';
+import { mcpEndpoint, mcpPack, mcpToolManifests, packIdOf, type ConfigVars, type ToolProgress } from './mcp/mcp-pack.ts';
+import { readMcpToolList, type McpToolList } from './mcp/mcp-tool-list.ts';
+import type { Pack, ToolContext } from './pack.ts';
+
+/** An MCP Pack as a run keeps it: its configuration as the file gave it (`${NAME}` unresolved) and its tool list. */
+export interface PackSnapshot {
+  fqName: string;
+  description: string;
+  trusted: boolean;
+  mcp: { url: string; headers: [string, string][] };
+  tools: McpToolList;
+}
+
+/** Reads, for each MCP Pack of `config` that `prompt` declares, its tool list (from this isolate's cache when fresh). */
+export async function snapshotPacks(config: DeploymentConfig, prompt: Prompt, vars: ConfigVars): Promise<PackSnapshot[]> {
+  const declared = new Set(prompt.frontmatter.uses.map((entry) => entry.fqName));
+  const chosen = [...config.packs.values()].filter((pack) => pack.source.kind === 'mcp' && declared.has(pack.fqName));
+  return Promise.all(chosen.map(async (pack) => ({ ...describe(pack), tools: await toolListOf(pack, vars) })));
+}
+
+/** Called with each progress notification of a configured Pack's tool call. */
+export type ProgressListener = (tool: string, context: ToolContext, progress: ToolProgress) => void;
+
+/** The Packs a run's snapshots stand for; each has `dispose` (close its connections when the run ends). */
+export function snapshotPacksToPacks(snapshots: readonly PackSnapshot[], vars: ConfigVars, onProgress?: ProgressListener): (Pack & { dispose(): Promise<void> })[] {
+  return snapshots.map((snapshot) =>
+    mcpPack(
+      { fqName: snapshot.fqName, description: snapshot.description, trusted: snapshot.trusted, source: { kind: 'mcp', url: snapshot.mcp.url, headers: new Map(snapshot.mcp.headers) } },
+      snapshot.tools,
+      vars,
+      onProgress,
+    ),
+  );
+}
+
+/** One Pack as `GET /packs` reports it. */
+export interface PackReport {
+  name: string;
+  id: string;
+  description: string;
+  /** `runvil` for the Host's own Packs, else how the configured Pack is served. */
+  source: 'runvil' | 'mcp' | 'http';
+  trusted: boolean | null;
+  /** Whether the Pack can serve now; `reason` says why not. */
+  available: boolean;
+  reason: string | null;
+  tools: { id: string; description: string; output: 'plain' | 'structured'; trusted: boolean }[];
+  /** Tools the server lists that a run leaves out, with why (an MCP Pack only). */
+  left_out?: { name: string; reason: string }[];
+  /** Where the configured Pack is served, as runvil.yaml gives it (`${NAME}` not read). */
+  url?: string;
+}
+
+/** What `GET /packs` says of each configured Pack now: an MCP Pack's tools read from its server (or this isolate's cache). */
+export async function reportConfiguredPacks(config: DeploymentConfig, vars: ConfigVars): Promise<PackReport[]> {
+  return Promise.all(
+    [...config.packs.values()].map(async (pack): Promise<PackReport> => {
+      const base = { name: pack.fqName, id: packIdOf(pack.fqName), description: pack.description, trusted: pack.trusted, url: pack.source.url };
+      if (pack.source.kind === 'mcp') {
+        const list = await toolListOf(pack, vars);
+        const tools = mcpToolManifests(pack, list).map(({ id, description, output, trusted }) => ({ id, description, output, trusted }));
+        return { ...base, source: 'mcp', available: list.ok, reason: list.ok ? null : list.reason, tools, left_out: list.ok ? list.refused : [] };
+      }
+      const missing = missingVariable([pack.source.url, pack.source.secret], vars);
+      const tools = pack.source.tools.map((tool) => ({
+        id: `${packIdOf(pack.fqName)}/${tool.name}`,
+        description: tool.description,
+        output: tool.output,
+        trusted: pack.trusted,
+      }));
+      return { ...base, source: 'http', available: missing === null, reason: missing, tools };
+    }),
+  );
+}
+
+function describe(pack: ConfiguredPack): Omit<PackSnapshot, 'tools'> {
+  if (pack.source.kind !== 'mcp') throw new Error(`${pack.fqName} is not an MCP Pack`);
+  return { fqName: pack.fqName, description: pack.description, trusted: pack.trusted, mcp: { url: pack.source.url, headers: [...pack.source.headers] } };
+}
+
+async function toolListOf(pack: ConfiguredPack, vars: ConfigVars): Promise<McpToolList> {
+  if (pack.source.kind !== 'mcp') throw new Error(`${pack.fqName} is not an MCP Pack`);
+  const endpoint = mcpEndpoint(pack.source, vars);
+  // A missing ${NAME} is why the Pack cannot serve, named like any other reason.
+  if (!endpoint.ok) return { ok: false, reason: endpoint.message };
+  return readMcpToolList(endpoint.endpoint);
+}
+
+function missingVariable(texts: readonly string[], vars: ConfigVars): string | null {
+  for (const text of texts) {
+    const match = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+    for (const [, name] of text.matchAll(match)) {
+      if (!Object.hasOwn(vars, name!) || vars[name!] === undefined) return `runvil.yaml needs the environment variable ${name}, which is not set`;
+    }
+  }
+  return null;
+}

@@ -1,0 +1,255 @@
+/**
+ * A configured MCP Pack in a run: its manifest from the tool list the run keeps
+ * (mcp-tool-list.ts), and calls over the SDK's client. A tool's id is
+ * `<pack id>/<MCP tool name>`; untrusted unless the Pack is trusted (the envelope wraps its
+ * output); a tool with an `outputSchema` on a trusted Pack is structured. A call that
+ * fails on the way fails with `<tool id>: the MCP server did not answer (reason)`.
+ *
+ * Elicitation: each field the server requests becomes an operator ask of the run (the
+ * server's message is the question; an enum gives the choices), answered like any ask; the
+ * answers go back to the server. Progress notifications are handed to the run
+ * (`tool_progress` events).
+ *
+ * Connections are kept for the run's next calls (connecting costs a handshake), one per
+ * call at a time, and closed when idle or when the run ends (`dispose`).
+ */
+import type { ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { resolveConfigValue, type ConfiguredPack, type McpSource } from '../../config/deployment-config.ts';
+import type { Pack, ToolContext, ToolManifest, ToolOutcome } from '../pack.ts';
+import { McpConnection, shortReason, type Elicitation, type McpEndpoint } from './mcp-connection.ts';
+import { toolOutcome } from './mcp-output.ts';
+import type { McpToolList } from './mcp-tool-list.ts';
+
+/** How long a call may go without a word from the server (a result or a progress notification), an operator's answer aside. */
+export const MCP_CALL_SILENCE_MS = 120_000;
+/** How long a connection the run is not using stays open for its next call. */
+export const MCP_IDLE_MS = 15_000;
+
+/** Environment variables `${NAME}` references are read from. */
+export type ConfigVars = Readonly<Record<string, string | undefined>>;
+
+/** One progress notification of a call. */
+export interface ToolProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** The endpoint of a configured MCP source with its `${NAME}` references read from `vars`, or the error that names a missing one. */
+export function mcpEndpoint(source: McpSource, vars: ConfigVars): { ok: true; endpoint: McpEndpoint } | { ok: false; message: string } {
+  const url = resolveConfigValue(source.url, vars);
+  if (!url.ok) return { ok: false, message: url.error.message };
+  let parsed: URL;
+  try {
+    parsed = new URL(url.value);
+  } catch {
+    return { ok: false, message: `runvil.yaml gives an MCP server URL that is not a URL once its variables are read` };
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return { ok: false, message: 'runvil.yaml gives an MCP server URL that is not http or https once its variables are read' };
+  const headers: Record<string, string> = Object.create(null);
+  for (const [name, text] of source.headers) {
+    const value = resolveConfigValue(text, vars);
+    if (!value.ok) return { ok: false, message: value.error.message };
+    if (/[\r\n\0]/.test(value.value)) return { ok: false, message: `runvil.yaml's header ${name} holds a line break once its variables are read` };
+    headers[name] = value.value;
+  }
+  return { ok: true, endpoint: { url: url.value, headers: { ...headers } } };
+}
+
+/** The Pack id of a configured Pack: the name after the vendor. */
+export const packIdOf = (fqName: string): string => fqName.slice(fqName.indexOf('/') + 1);
+
+/** The manifest's tools of an MCP Pack, from the list the run keeps. */
+export function mcpToolManifests(pack: ConfiguredPack, list: McpToolList): ToolManifest[] {
+  if (!list.ok) return [];
+  const id = packIdOf(pack.fqName);
+  return list.tools.map((tool) => ({
+    id: `${id}/${tool.name}`,
+    description: tool.description,
+    parameters: tool.parameters,
+    output: pack.trusted && tool.outputSchema ? 'structured' : 'plain',
+    trusted: pack.trusted,
+  }));
+}
+
+/** A Pack over a configured MCP server, with the tool list the run keeps; `onProgress` hears each call's progress. */
+export function mcpPack(pack: ConfiguredPack, list: McpToolList, vars: ConfigVars, onProgress?: (tool: string, context: ToolContext, progress: ToolProgress) => void): Pack & { dispose(): Promise<void> } {
+  if (pack.source.kind !== 'mcp') throw new Error(`${pack.fqName} is not an MCP Pack`);
+  const source = pack.source;
+  const tools = mcpToolManifests(pack, list);
+  const byId = new Map(tools.map((tool) => [tool.id, tool]));
+  const idle: { connection: McpConnection; timer: ReturnType<typeof setTimeout> }[] = [];
+  let disposed = false;
+
+  const release = (connection: McpConnection) => {
+    if (disposed) return void connection.close();
+    const timer = setTimeout(() => {
+      const at = idle.findIndex((entry) => entry.connection === connection);
+      if (at >= 0) idle.splice(at, 1);
+      void connection.close();
+    }, MCP_IDLE_MS);
+    // An idle connection must not keep a command-line process alive.
+    (timer as { unref?: () => void }).unref?.();
+    idle.push({ connection, timer });
+  };
+
+  return {
+    manifest: { fqName: pack.fqName, description: pack.description, tools },
+    unavailableReason: () => (list.ok ? null : list.reason),
+    async call(toolId, args, context): Promise<ToolOutcome> {
+      const tool = byId.get(toolId);
+      if (!tool) return { ok: false, message: `${toolId}: no such tool in ${pack.fqName}` };
+      const endpoint = mcpEndpoint(source, vars);
+      if (!endpoint.ok) return { ok: false, message: `${toolId}: ${endpoint.message}` };
+      const name = toolId.slice(toolId.indexOf('/') + 1);
+      const watchdog = new Watchdog(context.signal);
+      const asked = { count: 0 };
+      let connection: McpConnection | null = null;
+      try {
+        const reused = idle.pop();
+        if (reused) clearTimeout(reused.timer);
+        connection = reused?.connection ?? (await McpConnection.open(endpoint.endpoint, watchdog.signal));
+        const result = await connection.callTool(name, args as Record<string, unknown>, {
+          signal: watchdog.signal,
+          onProgress: (progress) => {
+            watchdog.heard();
+            onProgress?.(toolId, context, progress);
+          },
+          onElicit: (request) => watchdog.paused(() => elicit(request, context, asked)),
+        });
+        release(connection);
+        connection = null;
+        return toolOutcome(toolId, result, tool.output === 'structured');
+      } catch (error) {
+        if (context.signal?.aborted) return { ok: false, message: `${toolId}: the call was cancelled` };
+        return { ok: false, message: `${toolId}: the MCP server did not answer (${watchdog.expired ? `no word within ${MCP_CALL_SILENCE_MS / 1000} s` : shortReason(error)})` };
+      } finally {
+        watchdog.stop();
+        // A connection that failed mid-call is not trusted with another call.
+        if (connection) void connection.close();
+      }
+    },
+    async dispose() {
+      disposed = true;
+      for (const entry of idle.splice(0)) {
+        clearTimeout(entry.timer);
+        await entry.connection.close();
+      }
+    },
+  };
+}
+
+/**
+ * Ends a call when the server says nothing for MCP_CALL_SILENCE_MS (a progress
+ * notification is a word), or when the run's signal aborts; an operator's answer to an
+ * elicitation may take as long as it takes.
+ */
+class Watchdog {
+  private readonly controller = new AbortController();
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private waiting = 0;
+  private readonly onAbort = () => this.controller.abort();
+  expired = false;
+
+  constructor(private readonly outer?: AbortSignal) {
+    outer?.addEventListener('abort', this.onAbort);
+    if (outer?.aborted) this.controller.abort();
+    this.heard();
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  heard(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.waiting > 0) return;
+    this.timer = setTimeout(() => {
+      this.expired = true;
+      this.controller.abort();
+    }, MCP_CALL_SILENCE_MS);
+  }
+
+  async paused<T>(work: () => Promise<T>): Promise<T> {
+    this.waiting++;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    try {
+      return await work();
+    } finally {
+      this.waiting--;
+      this.heard();
+    }
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.outer?.removeEventListener('abort', this.onAbort);
+  }
+}
+
+interface FieldSchema {
+  type?: unknown;
+  title?: unknown;
+  description?: unknown;
+  enum?: unknown;
+  oneOf?: unknown;
+}
+
+/**
+ * Asks the operator for what the server requests: one ask per field (the required ones,
+ * or every field when none is required), the server's message first. The first ask of a
+ * call is the call's own ask id; later ones add `.N`. An operator who cannot answer
+ * (the window closed) cancels the request; an answer outside the choices declines it.
+ */
+async function elicit(request: Elicitation, context: ToolContext, asked: { count: number }): Promise<ElicitResult> {
+  const schema = (request.requestedSchema ?? {}) as { properties?: Record<string, FieldSchema>; required?: unknown };
+  const properties = schema.properties && typeof schema.properties === 'object' ? Object.entries(schema.properties) : [];
+  const required = Array.isArray(schema.required) ? new Set(schema.required.filter((name): name is string => typeof name === 'string')) : new Set<string>();
+  const fields = properties.filter(([name]) => required.size === 0 || required.has(name));
+  const content: Record<string, string | number | boolean> = Object.create(null);
+  for (const [name, field] of fields) {
+    const choices = choicesOf(field);
+    const label = typeof field.description === 'string' ? field.description : typeof field.title === 'string' ? field.title : name;
+    const lines = [request.message, '', fields.length === 1 && label === name ? name : `${name}: ${label}`];
+    if (choices) lines.push(`(one of: ${choices.join(', ')})`);
+    const answer = await context.operator.ask({
+      question: lines.join('\n'),
+      ...(choices ? { choices } : {}),
+      ...(context.effect ? { effect: context.effect, part: asked.count } : {}),
+    });
+    asked.count++;
+    if (!answer.ok) return { action: 'cancel' };
+    const value = typed(answer.text.trim(), field, choices);
+    if (value === undefined) return { action: 'decline' };
+    content[name] = value;
+  }
+  return { action: 'accept', content: { ...content } };
+}
+
+function choicesOf(field: FieldSchema): string[] | null {
+  if (Array.isArray(field.enum)) return field.enum.map(String);
+  if (Array.isArray(field.oneOf)) {
+    const consts = field.oneOf.map((option: { const?: unknown }) => option?.const).filter((value) => value !== undefined);
+    if (consts.length > 0) return consts.map(String);
+  }
+  return null;
+}
+
+/** The answer as the field's type, or undefined when it does not fit. */
+function typed(text: string, field: FieldSchema, choices: string[] | null): string | number | boolean | undefined {
+  if (choices && !choices.includes(text)) return undefined;
+  switch (field.type) {
+    case 'number':
+    case 'integer': {
+      const number = Number(text);
+      if (text === '' || !Number.isFinite(number) || (field.type === 'integer' && !Number.isInteger(number))) return undefined;
+      return number;
+    }
+    case 'boolean':
+      return /^(true|yes|y)$/i.test(text) ? true : /^(false|no|n)$/i.test(text) ? false : undefined;
+    default:
+      return text;
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * An MCP Pack's tool list: read from the server's `tools/list` (every page) when a run is
+ * prepared, then kept with the run, so that a resume or a replay uses the list the run
+ * started with whatever the server lists later. Tool names the chapter's name grammar
+ * refuses are left out and said so (GET /packs shows them). A short per-isolate cache
+ * spares a run's start the round trips when the list was read moments ago.
+ */
+import { parsePackId } from '../../prompt/name-grammar.ts';
+import type { Json } from '../../prompt/types.ts';
+import { McpConnection, shortReason, type McpEndpoint } from './mcp-connection.ts';
+
+/** One tool as the run keeps it. */
+export interface McpToolSpec {
+  name: string;
+  description: string;
+  /** The tool's JSON Schema of its arguments, as the server gave it. */
+  parameters: Json;
+  /** True when the server gave an `outputSchema` (a structured tool on a trusted Pack). */
+  outputSchema: boolean;
+}
+
+/** A Pack's tools as read at prepare, or why the server could not give them. */
+export type McpToolList =
+  | { ok: true; tools: McpToolSpec[]; refused: { name: string; reason: string }[] }
+  | { ok: false; reason: string };
+
+/** How long a tool list read from a server is reused by the runs this isolate starts. */
+export const MCP_TOOL_LIST_TTL_MS = 30_000;
+/** A server listing more tools than this has the rest left out (each would be offered to a model). */
+export const MAX_MCP_TOOLS = 256;
+/** A tool whose description and schemas take more characters than this is left out. */
+export const MAX_MCP_TOOL_CHARS = 64 * 1024;
+
+/** The message of a server that cannot be reached, with its short reason. */
+export const didNotAnswer = (reason: string): string => `the MCP server did not answer (${reason})`;
+
+const cache = new Map<string, { until: number; list: McpToolList }>();
+
+/** Forgets every cached tool list (tests, and a configuration replaced at run time). */
+export function clearMcpToolListCache(): void {
+  cache.clear();
+}
+
+/**
+ * The tools of the server at `endpoint`: from this isolate's cache when read within
+ * MCP_TOOL_LIST_TTL_MS, else from the server. A failure is not cached: a server that comes
+ * back is seen by the next run.
+ */
+export async function readMcpToolList(endpoint: McpEndpoint, now: () => number = Date.now): Promise<McpToolList> {
+  const key = JSON.stringify([endpoint.url, Object.entries(endpoint.headers).sort()]);
+  const hit = cache.get(key);
+  if (hit && hit.until > now()) return hit.list;
+  let connection: McpConnection | null = null;
+  let list: McpToolList;
+  try {
+    connection = await McpConnection.open(endpoint);
+    list = toolList(await connection.listTools());
+  } catch (error) {
+    return { ok: false, reason: didNotAnswer(shortReason(error)) };
+  } finally {
+    await connection?.close();
+  }
+  cache.set(key, { until: now() + MCP_TOOL_LIST_TTL_MS, list });
+  return list;
+}
+
+/** Keeps the tools whose names the name grammar takes, and says why each other one was left out. */
+export function toolList(tools: readonly { name: string; description?: string; inputSchema?: unknown; outputSchema?: unknown }[]): McpToolList {
+  const kept: McpToolSpec[] = [];
+  const refused: { name: string; reason: string }[] = [];
+  const names = new Set<string>();
+  for (const tool of tools) {
+    const name = typeof tool.name === 'string' ? tool.name : String(tool.name);
+    const parsed = parsePackId(name);
+    if (!parsed.ok) refused.push({ name, reason: `not a tool name: ${parsed.reason}` });
+    else if (names.has(name)) refused.push({ name, reason: 'listed twice by the server' });
+    else if (kept.length >= MAX_MCP_TOOLS) refused.push({ name, reason: `the server lists more than ${MAX_MCP_TOOLS} tools` });
+    else if (!isObject(tool.inputSchema)) refused.push({ name, reason: 'its inputSchema is not a JSON object' });
+    else if (JSON.stringify([tool.description ?? '', tool.inputSchema]).length > MAX_MCP_TOOL_CHARS) {
+      refused.push({ name, reason: `its description and schema are longer than ${MAX_MCP_TOOL_CHARS} characters` });
+    } else {
+      names.add(name);
+      kept.push({
+        name,
+        description: typeof tool.description === 'string' ? tool.description : '',
+        parameters: withoutMetaSchema(tool.inputSchema),
+        outputSchema: isObject(tool.outputSchema),
+      });
+    }
+  }
+  return { ok: true, tools: kept, refused };
+}
+
+function isObject(value: unknown): value is Record<string, Json> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The schema without `$schema`: the draft it names is not one every model provider takes. */
+function withoutMetaSchema(schema: Record<string, Json>): Json {
+  const copy: Record<string, Json> = Object.create(null);
+  for (const [key, value] of Object.entries(schema)) if (key !== '$schema') copy[key] = value;
+  return { ...copy };
+}

@@ -1,0 +1,85 @@
+/**
+ * A recording: the outputs a run's catalog tools gave, in call order (a test file's
+ * `recorded:` key, which `GET /runs/:id/test.yaml` writes from a run's journal). A Host
+ * with a recording answers each catalog tool call from it, before any fixture: each chain
+ * (task) takes the recorded calls made under its id, in order. A call that is not the one
+ * recorded next (another tool, other arguments) ends the run with kind Determinism, naming
+ * the step, the section and both calls; a chain whose recorded calls are used up goes on to
+ * the Host's fixtures. An operator ask (`user-input/ask`) takes its answer from the test's
+ * `answers:`; only an ask the recording holds next (one that failed) is answered from it.
+ */
+import { DeterminismViolation, canonicalJson, sameJson } from '../engine/journal.ts';
+import { clip, effectWords, sectionWords } from '../engine/effect-words.ts';
+import { answered, failed, type EffectAnswer, type EffectRequest } from '../engine/effects.ts';
+import type { Json } from '../prompt/types.ts';
+
+/** The tool through which a run asks its operator; its answers live in `answers:`. */
+export const ASK_TOOL = 'user-input/ask';
+
+/** One recorded catalog tool call, as a test file's `recorded:` lists it. */
+export interface RecordedCall {
+  /** The tool id, such as `web/fetch`. */
+  tool: string;
+  /** The arguments the run called it with. */
+  args: Json;
+  /** The chain that called it: `0` for the run's main chain (the default), `0.1` for a task. */
+  task: string;
+  /** The section that called it, for messages (not compared). */
+  section?: string;
+  /** What the tool gave: its output (text, or any JSON for a structured tool), or its model-safe failure text. */
+  outcome: { ok: true; output: Json } | { ok: false; message: string };
+}
+
+type ToolCallRequest = Extract<EffectRequest, { op: 'tool.call' }>;
+
+/** Answers catalog tool calls from a recording, chain by chain, in call order. */
+export class Recording {
+  private readonly byChain = new Map<string, { calls: { call: RecordedCall; index: number }[]; next: number }>();
+
+  constructor(calls: readonly RecordedCall[]) {
+    calls.forEach((call, index) => {
+      let chain = this.byChain.get(call.task);
+      if (!chain) this.byChain.set(call.task, (chain = { calls: [], next: 0 }));
+      chain.calls.push({ call, index });
+    });
+  }
+
+  /**
+   * The recorded answer of a tool call made by `chain`; undefined when the call goes to the
+   * Host (the chain's recording is used up, or an ask the recording does not hold next).
+   * Throws DeterminismViolation when the recording holds another call next.
+   */
+  answer(chain: string, request: ToolCallRequest): EffectAnswer | undefined {
+    const queue = this.byChain.get(chain);
+    const next = queue?.calls[queue.next];
+    if (!queue || !next) return undefined;
+    if (request.tool === ASK_TOOL && next.call.tool !== ASK_TOOL) return undefined;
+    const recorded = next.call;
+    if (recorded.tool !== request.tool || !sameJson(recorded.args ?? {}, request.args ?? {})) {
+      const now = effectWords(request);
+      const then = `${callWords(recorded)}${recorded.section !== undefined ? `, made ${sectionWords(recorded.section)}` : ''}`;
+      throw new DeterminismViolation(
+        `the run no longer follows its recording at tool call ${queue.next + 1} of chain ${chain} (recorded: entry ${next.index + 1}), ${sectionWords(request.origin?.section)}: the recording holds ${then}; the prompt now asks for ${now}`,
+      );
+    }
+    queue.next++;
+    return recorded.outcome.ok ? answered(recorded.outcome.output) : failed('tool', recorded.outcome.message);
+  }
+
+  /** The recorded calls no chain reached, in words (empty when the run made them all). */
+  unused(): string[] {
+    const left: { index: number; line: string }[] = [];
+    for (const [chain, queue] of this.byChain) {
+      queue.calls.forEach(({ call, index }, n) => {
+        if (n < queue.next) return;
+        const where = call.section !== undefined ? `, ${sectionWords(call.section)}` : '';
+        left.push({ index, line: `recorded: entry ${index + 1} (tool call ${n + 1} of chain ${chain}${where}): ${callWords(call)}` });
+      });
+    }
+    return left.sort((a, b) => a.index - b.index).map((item) => item.line);
+  }
+}
+
+function callWords(call: RecordedCall): string {
+  return `a call of ${call.tool} with arguments ${clip(canonicalJson(call.args ?? {}))}`;
+}

@@ -1,0 +1,147 @@
+/**
+ * A run as a prompt test file (`GET /runs/:id/test.yaml`, DESIGN.md "A run becomes a test"):
+ * the prompt's source inline, its args and seed, the model's replies in round order, the
+ * operator's answers, `recorded:` with the output of every other catalog tool call (failures
+ * and untrusted outputs exactly as the tool gave them), `host.packs` describing the
+ * third-party Packs the prompt declares (so the fixture Host offers the same tools with the
+ * same trust), and `expect:` with how the run ended and its event types. `runvil test` on it
+ * reproduces the run offline, with no network, model or operator.
+ */
+import { stringify } from 'yaml';
+import { effectWords, sectionWords } from '../engine/effect-words.ts';
+import { SCHEDULER_CHAIN, type JournalEntry } from '../engine/journal.ts';
+import type { Json } from '../prompt/types.ts';
+import type { PackManifest } from './pack.ts';
+import { ASK_TOOL } from './recording.ts';
+
+/** What a test file is made from: a run that has ended, and the Packs it was served. */
+export interface EndedRun {
+  run_id: string;
+  /** The prompt's name and its text as the run ran it. */
+  prompt: string;
+  source: string;
+  args: { [name: string]: Json };
+  seed: string;
+  journal: readonly JournalEntry[];
+  ending: { status: 'completed'; result: string } | { status: 'failed'; error: { kind: string; message: string } };
+  /** The types of the run's Engine events, in order. */
+  event_types: string[];
+  /** The manifests of the third-party Packs the prompt declares, as the run's Host served them. */
+  packs: PackManifest[];
+}
+
+/** The test file of an ended run, as YAML text. */
+export function runTestFile(run: EndedRun): string {
+  const file: Record<string, Json> = {};
+  file.source = run.source;
+  if (Object.keys(run.args).length > 0) file.args = run.args;
+  file.seed = run.seed;
+  const packs = hostPacks(run.packs);
+  if (packs !== null) file.host = { packs };
+  const { model, answers, recorded } = splitJournal(run.journal);
+  if (model.length > 0) file.model = model;
+  if (answers.length > 0) file.answers = answers;
+  if (recorded.length > 0) file.recorded = recorded;
+  const expect: Record<string, Json> = run.ending.status === 'completed' ? { result: run.ending.result } : { error: { ...run.ending.error } };
+  expect.events = run.event_types;
+  file.expect = expect;
+  const header =
+    `# The run ${run.run_id} of the prompt ${run.prompt}, as a prompt test: \`runvil test\` replays it\n` +
+    '# offline (model replies, operator answers and recorded tool outputs as the run got them).\n' +
+    journalMap(run.journal);
+  // Block scalars keep a prompt's text as the prompt's author wrote it; no line folding.
+  return header + stringify(file, { lineWidth: 0, blockQuote: 'literal' });
+}
+
+/**
+ * The run's journal as comment lines, one per entry, numbered from 1: a fork at N
+ * (`POST /runs/:id/fork {"at": N}`, `runvil run --from FILE --until N`) starts after entry N.
+ */
+function journalMap(journal: readonly JournalEntry[]): string {
+  if (journal.length === 0) return '';
+  const lines = journal.map((entry, index) => {
+    const { request } = entry;
+    const where = entry.chain === SCHEDULER_CHAIN ? 'scheduler' : `${entry.chain}-${entry.seq}`;
+    const section = request.op === 'tool.call' ? ` ${sectionWords(request.origin?.section)}` : '';
+    const failure = entry.answer.ok ? '' : ' (failed)';
+    // One line each: a newline in an argument would end the comment.
+    return `#   ${index + 1}. [${where}] ${effectWords(request)}${section}${failure}`.replace(/[\r\n]+/g, ' ');
+  });
+  return `# Its journal (a fork at N starts after entry N; [chain-seq] of an ask is its ask id):\n${lines.join('\n')}\n`;
+}
+
+/** The model replies, operator answers and recorded tool calls of a journal, each in the order the run made them. */
+export function splitJournal(journal: readonly JournalEntry[]): { model: Json[]; answers: string[]; recorded: Json[] } {
+  const model: Json[] = [];
+  const answers: string[] = [];
+  const calls: { chain: string; seq: number; record: Json }[] = [];
+  for (const entry of journal) {
+    const { request, answer } = entry;
+    if (request.op === 'model.round') {
+      model.push(answer.ok ? scriptedReply(answer.value) : { fails: answer.error.message });
+    } else if (request.op === 'tool.call') {
+      // An answered ask is an operator answer; an ask that failed (its window closed) is recorded as a failure.
+      if (request.tool === ASK_TOOL && answer.ok) {
+        answers.push(typeof answer.value === 'string' ? answer.value : JSON.stringify(answer.value));
+        continue;
+      }
+      const record: { [key: string]: Json } = { tool: request.tool, args: request.args ?? {} };
+      if (entry.chain !== '0') record.task = entry.chain;
+      if (request.origin?.section) record.section = request.origin.section;
+      if (answer.ok) record.output = answer.value;
+      else record.fails = answer.error.message;
+      calls.push({ chain: entry.chain, seq: entry.seq, record });
+    }
+  }
+  return { model, answers, recorded: inCallOrder(calls) };
+}
+
+/**
+ * The calls in journal order, except that each chain's calls are in the order the chain made
+ * them (its sequence numbers): calls of one model round run together and are journaled as
+ * they finish, and a recording is taken chain by chain in call order.
+ */
+function inCallOrder(calls: { chain: string; seq: number; record: Json }[]): Json[] {
+  const byChain = new Map<string, { seq: number; record: Json }[]>();
+  for (const call of calls) {
+    let list = byChain.get(call.chain);
+    if (!list) byChain.set(call.chain, (list = []));
+    list.push(call);
+  }
+  for (const list of byChain.values()) list.sort((a, b) => a.seq - b.seq);
+  const next = new Map<string, number>();
+  return calls.map((call) => {
+    const at = next.get(call.chain) ?? 0;
+    next.set(call.chain, at + 1);
+    return byChain.get(call.chain)![at]!.record;
+  });
+}
+
+/** A model reply as a test file's `model:` scripts it. */
+function scriptedReply(value: Json): Json {
+  const reply = (value ?? {}) as { content?: Json; tool_calls?: { id: string; name: string; arguments?: Json }[] };
+  const scripted: { [key: string]: Json } = {};
+  const calls = Array.isArray(reply.tool_calls) ? reply.tool_calls : [];
+  if (typeof reply.content === 'string' && (reply.content !== '' || calls.length === 0)) scripted.content = reply.content;
+  if (calls.length > 0) scripted.tool_calls = calls.map((call) => ({ id: call.id, name: call.name, arguments: call.arguments ?? {} }));
+  return scripted;
+}
+
+/** `host.packs` for the third-party Packs, or null when the prompt declares none. */
+function hostPacks(manifests: readonly PackManifest[]): Json {
+  if (manifests.length === 0) return null;
+  const packs: { [name: string]: Json } = {};
+  for (const manifest of manifests) {
+    const spec: { [key: string]: Json } = {};
+    if (manifest.prelude !== undefined) spec.prelude = manifest.prelude;
+    spec.tools = manifest.tools.map((tool) => ({
+      name: tool.id.slice(tool.id.indexOf('/') + 1),
+      description: tool.description,
+      parameters: tool.parameters,
+      output: tool.output,
+      trusted: tool.trusted,
+    }));
+    packs[manifest.fqName] = spec;
+  }
+  return packs;
+}

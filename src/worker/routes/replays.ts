@@ -1,0 +1,99 @@
+/**
+ * `GET /runs/:id/test.yaml` (an ended run as a prompt test file) and `POST /runs/:id/fork`
+ * (a new run from the first N journal entries of a run, with answers replaced and, if
+ * given, a new source): DESIGN.md "A run becomes a test; a run forks".
+ */
+import { Hono } from 'hono';
+import { forkPrefix } from '../../host/fork.ts';
+import { argsFromData } from '../../prompt/run-args.ts';
+import type { Json } from '../../prompt/types.ts';
+import { publicView } from '../ask-view.ts';
+import { requireApiToken } from '../auth.ts';
+import { checkJsonContentType, onlyKeys, parseJsonObject, readText } from '../body.ts';
+import type { Env } from '../env.ts';
+import { ApiError } from '../http-error.ts';
+import { parseDeployed } from '../prompt-library.ts';
+import { runTimeoutSeconds } from '../run-alarm.ts';
+import type { Refusal } from '../run-object-api.ts';
+import { runObject } from '../run-ids.ts';
+import { waitSeconds } from '../wait.ts';
+
+/** The routes that make a run a test and fork it. */
+export const replayRoutes = new Hono<{ Bindings: Env }>();
+
+replayRoutes.get('/runs/:id/test.yaml', requireApiToken, async (c) => {
+  const id = c.req.param('id');
+  const outcome = await runObject(c.env, id).testFile();
+  if (!outcome.ok) throw refused(outcome, id);
+  return c.body(outcome.text, 200, {
+    'content-type': 'application/yaml; charset=utf-8',
+    'content-disposition': `attachment; filename="${id}.test.yaml"`,
+  });
+});
+
+replayRoutes.post('/runs/:id/fork', requireApiToken, async (c) => {
+  const id = c.req.param('id');
+  const original = runObject(c.env, id);
+  const wait = waitSeconds(c.req.query('wait'));
+  checkJsonContentType(c.req.raw);
+  const body = parseJsonObject(await readText(c.req.raw));
+  onlyKeys(body, ['at', 'answers', 'source']);
+  const at = body.at;
+  if (typeof at !== 'number' || !Number.isSafeInteger(at)) {
+    throw new ApiError(400, '`at` must be a whole number: how many of the run\'s journal entries the fork starts with', { field: 'at' });
+  }
+  const answers = answersOf(body.answers);
+  if (body.source !== undefined && typeof body.source !== 'string') throw new ApiError(400, '`source` must be a string: the prompt\'s Markdown text', { field: 'source' });
+
+  const from = await original.forkSource();
+  if (!from.ok) throw refused(from, id);
+  const prefix = forkPrefix(from.journal, at, answers);
+  if (!prefix.ok) throw new ApiError(400, prefix.message, { field: prefix.field });
+  const source = body.source ?? from.source;
+  // A new source must parse, keep the prompt's name and take the run's args.
+  const prompt = parseDeployed(from.prompt, source);
+  const args = argsFromData(prompt.frontmatter.args, from.args);
+  if (!args.ok) throw new ApiError(400, `the run's args do not fit the new source: ${args.message}`, { field: 'source' });
+
+  const forkId = c.env.RUNS.newUniqueId();
+  const outcome = await c.env.RUNS.get(forkId).fork(
+    {
+      prompt: from.prompt,
+      source,
+      args: args.args,
+      seed: from.seed,
+      timeout_seconds: runTimeoutSeconds(c.env.RUNVIL_RUN_TIMEOUT_SECONDS),
+      // Answer URLs in the fork's notifications are made on the origin the fork was asked on.
+      origin: new URL(c.req.url).origin,
+      journal: prefix.journal,
+      first_replaced: prefix.firstReplaced,
+      forked_from: { run_id: id, at },
+    },
+    wait * 1000,
+  );
+  if (!outcome.ok) throw refused(outcome, id);
+  const view = outcome.view;
+  const status = wait === 0 || view.status === 'running' ? 202 : 200;
+  if (wait === 0) return c.json({ run_id: view.run_id, status: view.status, forked_from: view.forked_from ?? null }, status);
+  return c.json(await publicView(c.env, new URL(c.req.url).origin, view), status);
+});
+
+/** `answers`: absent, or an object of ask id to answer text. */
+function answersOf(value: Json | undefined): Map<string, string> {
+  const answers = new Map<string, string>();
+  if (value === undefined) return answers;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new ApiError(400, '`answers` must be a JSON object of ask id to answer text, such as {"0-3": "no"}', { field: 'answers' });
+  }
+  for (const askId of Object.keys(value)) {
+    const text = value[askId];
+    if (typeof text !== 'string') throw new ApiError(400, `\`answers\` gives the ask ${JSON.stringify(askId)} a ${text === null ? 'null' : Array.isArray(text) ? 'list' : typeof text}; an answer is a string`, { field: 'answers' });
+    answers.set(askId, text);
+  }
+  return answers;
+}
+
+/** The API error of a refusal by a run object. */
+function refused(outcome: Refusal, runId: string): ApiError {
+  return new ApiError(outcome.status, outcome.status === 404 && outcome.message === 'no such run' ? `no run ${JSON.stringify(runId)}` : outcome.message);
+}
