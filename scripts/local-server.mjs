@@ -24,7 +24,7 @@ export function freePort() {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Starts the local server and waits for its /health; `args` go to wrangler dev, `env` adds to its environment. */
+/** Starts the local server and waits for its /health; `args` go to wrangler dev, `env` to the server's environment. */
 export async function startLocalServer({ port, token, stateDir, args = [], env = {} }) {
   const base = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, [join(root, 'scripts/start.mjs'), ...args], {
