@@ -24,11 +24,11 @@ import { syncToKv } from './kv-sync.ts';
 import { publicAsk } from './ask-view.ts';
 import { textVars } from './env.ts';
 import { Outbox, type NotificationDelivery } from './outbox.ts';
-import { notifyRetryScale, notifyTargetsOf } from './notify-targets.ts';
+import { notifyRetryScale, notifyTargetsOf, publicOrigin } from './notify-targets.ts';
 import type { NotifyTarget } from '../config/deployment-config.ts';
 import { OPERATOR_WINDOW_CLOSED } from '../host/operator.ts';
 import { abandonEarlierExecution, LiveRun } from './live-run.ts';
-import type { KvNamespace } from './platform-types.ts';
+import type { D1Database, KvNamespace } from './platform-types.ts';
 import { alarmDuty, deathsReason, MAX_DEATHS_WITHOUT_PROGRESS, nextAlarm, timeoutReason } from './run-alarm.ts';
 import type { AnswerOutcome, ForkSource, ForkSpec, Refusal, RunObjectApi, StartSpec, ToolResultOutcome, ViewOutcome } from './run-object-api.ts';
 import { checkedForkJournal, forkSourceOf, testFileOf } from './run-replays.ts';
@@ -44,6 +44,9 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   private live: LiveRun | null = null;
   private readonly listeners = new Set<() => void>();
   private readonly outbox: Outbox;
+  /** A background delivery under way (deliverSoon), and whether more was owed meanwhile. */
+  private delivering: Promise<void> | null = null;
+  private deliverAgain = false;
   /** The alarm time this object last set (null: none, undefined: not known yet). */
   private alarmAt: number | null | undefined = undefined;
 
@@ -57,13 +60,19 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
       state: this.state,
       targets: () => this.notifyTargets(),
       vars: () => textVars(this.env),
-      db: () => this.env.RUNVIL_DB,
+      db: () => this.indexDb(),
       publicAsk: async (ask) => ({ ...(await publicAsk(this.env, this.origin(), ask)) }),
       askInfo: (ask) => askInfo(this.state.meta()!, ask),
       syncKv: () => this.syncKv(),
-      wake: (at) => queueMicrotask(() => void this.wakeBy(at)),
+      wake: (at, now) =>
+        queueMicrotask(() => {
+          this.outboxWritten();
+          void this.wakeBy(at);
+          if (now) this.deliverSoon();
+        }),
       fetch: (request) => this.deliver(request),
       retryScale: notifyRetryScale(env),
+      beforeDelivery: (what) => this.beforeDelivery(what),
     });
     this.state.onChange = (change) => this.outbox.record(change);
   }
@@ -73,6 +82,17 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     return notifyTargetsOf(this.env);
   }
 
+  /** The index database the outbox writes the run's rows to (the benchmark serves runs without one, to measure the outbox's cost). */
+  protected indexDb(): D1Database | undefined {
+    return this.env.RUNVIL_DB;
+  }
+
+  /** Called once the outbox has written what a change owes, after the change committed (a seam for fault-injection tests). */
+  protected outboxWritten(): void {}
+
+  /** Called before each outbox delivery starts (a seam for fault-injection tests). */
+  protected beforeDelivery(_what: 'index' | 'notification' | 'kv'): void {}
+
   /** Sends one notification (a seam for tests that count or fail deliveries). */
   protected deliver(request: Request): Promise<Response> {
     return fetch(request);
@@ -80,7 +100,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
 
   /** The origin answer URLs are made on: the one the run was started through. */
   private origin(): string {
-    return this.state.meta()?.origin ?? 'http://127.0.0.1:8787';
+    return publicOrigin(this.env, this.state.meta()?.origin ?? 'http://127.0.0.1:8787');
   }
 
   /** The Host a run is served with (tests serve their own). */
@@ -225,10 +245,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     const status = this.state.progress().status;
     if (ask.state === 'answered') {
       // A retry of the answer taken (its response was lost) is no error; another answer is.
-      if (ask.answer === answer) {
-        await this.outbox.flushIndex();
-        return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
-      }
+      if (ask.answer === answer) return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
       return { ok: false, status: 409, message: `ask ${askId} was already answered (at ${ask.answered_at}) with another answer; an answer is taken once` };
     }
     if (ask.state === 'closed' && ask.closed_reason === 'expired') {
@@ -252,8 +269,6 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     this.launch('resume');
     // The run goes on (run_resumed); it suspends again once it waits on asks alone.
     this.refreshStatus();
-    // Read-your-writes: the ask is out of the pending list before the answer's response is sent.
-    await this.outbox.flushIndex();
     return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
   }
 
@@ -282,6 +297,10 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     if (isFinal(status)) return { ok: false, status: 409, message: `the run has already ended (${status}); there is nothing to cancel` };
     await this.stop(reason);
     return { ok: true, view: this.currentView()! };
+  }
+
+  async indexed(): Promise<void> {
+    await this.outbox.flushIndex();
   }
 
   async notifications(): Promise<NotificationDelivery[] | undefined> {
@@ -531,6 +550,24 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     this.alarmAt = at;
     if (at === null) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(at);
+  }
+
+  /**
+   * Delivers what the outbox owes now, in the background (nothing waits on it: not Lua, not
+   * the request at hand), so a notification leaves within a round trip of its change rather
+   * than at the alarm's next turn; the alarm set by wakeBy is the backstop, and retries.
+   */
+  private deliverSoon(): void {
+    if (this.delivering) {
+      this.deliverAgain = true;
+      return;
+    }
+    this.delivering = (async () => {
+      do {
+        this.deliverAgain = false;
+        await this.outbox.deliverDue(Date.now(), 'notifications').catch(() => undefined);
+      } while (this.deliverAgain);
+    })().finally(() => (this.delivering = null));
   }
 
   /** Makes sure the alarm runs by `at` (the outbox has something to deliver then). */
