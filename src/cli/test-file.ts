@@ -12,7 +12,7 @@ import type { FixtureHostSpec } from '../host/fixture-host.ts';
 import type { FixturePackSpec } from '../host/fixture-pack.ts';
 import type { RecordedCall } from '../host/recording.ts';
 import type { ScriptedReply } from '../models/scripted.ts';
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import { validateScriptFile, validateTestFile } from './test-file-validator.generated.js';
 import { parseShaped, pathText, type ShapeProblem } from './yaml-shape.ts';
 

@@ -9,7 +9,7 @@
  */
 import { parseShaped, pathText, type ShapeProblem } from '../cli/yaml-shape.ts';
 import { parseName, parsePackId, DEFAULT_VENDOR } from '../prompt/name-grammar.ts';
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import {
   NOTIFICATION_TYPES,
   type ConfiguredPack,

@@ -4,7 +4,7 @@
  */
 import { EntryClock } from './entry-clock.ts';
 import { findSection } from '../prompt/heading-ref.ts';
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import { storePathProblem } from './store-path.ts';
 import type { EffectAnswer, EffectRequest } from './effects.ts';
 import { luaKindOf, runKindOf, type RunError } from './errors.ts';
@@ -12,7 +12,7 @@ import type { EntrySection, RunContext } from './run-context.ts';
 import { wrapUntrusted } from './untrusted-envelope.ts';
 import type { HookVerdict, LuaScalar, LuaVm, VmTemplate } from './lua/vm.ts';
 import { LAZY_MODULES, runtimeChunk } from './lua/runtime/index.ts';
-import { canonicalJson } from './journal.ts';
+import { canonicalJson } from '../json/canonical-json.ts';
 import { Conversation } from './conversation.ts';
 import { checkReply, type CheckedReply } from './model-reply.ts';
 import { TASK_BUILTIN_TOOLS } from './task-builtins.ts';

@@ -2,7 +2,8 @@
  * The Harness: performs every effect the Engine asks for, with the run's store, its Packs,
  * its operator and its models.
  */
-import type { Json, ModelConfig } from '../prompt/types.ts';
+import type { ModelConfig } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import { answered, failed, type EffectAnswer, type EffectContext, type EffectRequest, type Harness } from '../engine/effects.ts';
 import type { ModelProvider, ModelRequest } from '../models/provider.ts';
 import type { Operator } from './operator.ts';

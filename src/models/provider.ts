@@ -2,7 +2,8 @@
  * Model providers behind one interface: the scripted provider of tests, and the real
  * OpenAI-compatible, Anthropic and Workers AI providers.
  */
-import type { Json, ModelConfig } from '../prompt/types.ts';
+import type { ModelConfig } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 
 /** One record of a conversation. */
 export interface MessageRecord {

@@ -12,7 +12,7 @@ import { ScriptedOperator } from '../../src/host/operator.ts';
 import type { Pack } from '../../src/host/pack.ts';
 import type { RoundOptions } from '../../src/models/http-round.ts';
 import { parsePrompt } from '../../src/prompt/index.ts';
-import type { Json } from '../../src/prompt/types.ts';
+import type { Json } from '../../src/json/json.ts';
 import { startServer, type SeenRequest } from '../packs/helpers.ts';
 
 /** One answer of the test server. */

@@ -10,7 +10,7 @@ import { checkPromptName, findPrompt, listPrompts, savePrompt } from '../prompt-
 import { checkDedupeKey, dedupedRunId, MAX_IDEMPOTENCY_KEY_CHARS } from '../run-ids.ts';
 import { startRun } from '../start-run.ts';
 import { waitSeconds } from '../wait.ts';
-import type { Json } from '../../prompt/types.ts';
+import type { Json } from '../../json/json.ts';
 
 /** The prompt routes. */
 export const promptRoutes = new Hono<{ Bindings: Env }>();
