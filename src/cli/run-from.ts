@@ -7,7 +7,7 @@
  */
 import type { JournalEntry } from '../engine/journal.ts';
 import type { LuaPlatform } from '../engine/lua/vm.ts';
-import { fixtureHost } from '../host/fixture-host.ts';
+import { fixtureHost } from '../fixture/fixture-host.ts';
 import { fileChangesOf } from '../host/fork.ts';
 import { runOnHost } from '../host/host.ts';
 import { MemoryRunStore } from '../host/run-store.ts';

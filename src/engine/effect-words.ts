@@ -6,7 +6,7 @@
  * now with these, never with a digest.
  */
 import type { EffectRequest } from './effects.ts';
-import { type StepRequest } from './journal.ts';
+import type { StepRequest } from './journal.ts';
 import { canonicalJson } from '../json/canonical-json.ts';
 
 /** The longest JSON text of arguments (or of a message) a description quotes before it cuts it short. */

@@ -5,6 +5,11 @@
 import type { ModelConfig } from '../prompt/types.ts';
 import type { Json } from '../json/json.ts';
 
+/** Chooses the provider for a role's model config; a string is why there is none. */
+export interface ModelDirectory {
+  provider(config: ModelConfig, role: string): ModelProvider | string;
+}
+
 /** One record of a conversation. */
 export interface MessageRecord {
   role: 'system' | 'user' | 'assistant' | 'tool';

@@ -6,7 +6,7 @@ import type { ServerResponse } from 'node:http';
 import { cliPlatform } from '../../src/cli/platform.ts';
 import type { JournalEntry } from '../../src/engine/journal.ts';
 import type { RunOutcome } from '../../src/engine/run.ts';
-import type { ModelDirectory } from '../../src/host/harness.ts';
+import type { ModelDirectory } from '../../src/models/provider.ts';
 import { runOnHost } from '../../src/host/host.ts';
 import { ScriptedOperator } from '../../src/host/operator.ts';
 import type { Pack } from '../../src/host/pack.ts';
