@@ -8,7 +8,8 @@
  * Secrets come from .dev.vars and from the environment, the environment winning:
  * RUNVIL_API_TOKEN, RUNVIL_WEBHOOK_SECRET_*, RUNVIL_RUN_TIMEOUT_SECONDS,
  * RUNVIL_DEFAULT_MODEL, the model keys (OPENAI_*, ANTHROPIC_*) and the search keys
- * (BRAVE_SEARCH_API_KEY, TAVILY_API_KEY). They are handed to wrangler in a file
+ * (BRAVE_SEARCH_API_KEY, TAVILY_API_KEY), and every variable runvil.yaml names as `${NAME}`
+ * (./runvil.yaml, or the file RUNVIL_CONFIG names). They are handed to wrangler in a file
  * (.wrangler/start.env, readable by its owner only), not on its command line.
  * `--local`: nothing reaches Cloudflare (the Workers AI binding is not available locally).
  */
@@ -36,8 +37,18 @@ function readDevVars(path) {
   return vars;
 }
 
+/** The names runvil.yaml reads from the environment (`${NAME}`), so that its secrets can come from the process environment too. */
+function configNames() {
+  const file = process.env.RUNVIL_CONFIG || join(root, 'runvil.yaml');
+  if (!existsSync(file)) return new Set();
+  return new Set([...readFileSync(file, 'utf8').matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((match) => match[1]));
+}
+
 const vars = readDevVars(join(root, '.dev.vars'));
-for (const [key, value] of Object.entries(process.env)) if (PASSED.test(key) && key !== 'RUNVIL_STATE_DIR' && value !== undefined) vars[key] = value;
+const named = configNames();
+for (const [key, value] of Object.entries(process.env)) {
+  if ((PASSED.test(key) || named.has(key)) && key !== 'RUNVIL_STATE_DIR' && value !== undefined) vars[key] = value;
+}
 if (!vars.RUNVIL_API_TOKEN) {
   console.warn('runvil: RUNVIL_API_TOKEN is not set (in the environment or .dev.vars): every API request will be refused with 401.');
 }
