@@ -48,3 +48,11 @@ export const answered = (value: Json): EffectAnswer => ({ ok: true, value });
 
 /** A failed answer. */
 export const failed = (kind: string, message: string): EffectAnswer => ({ ok: false, error: { kind, message } });
+
+/**
+ * A scheduler step record's request: the step released the chains its answer lists
+ * (scheduler.ts). Only runs with concurrent chains journal any.
+ */
+export interface StepRequest {
+  op: 'scheduler.step';
+}

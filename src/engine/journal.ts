@@ -3,17 +3,9 @@
  * Replaying a run over its journal reproduces it without calling the Harness again.
  */
 import { sameJson } from '../json/canonical-json.ts';
-import { failed, type EffectAnswer, type EffectContext, type EffectRequest, type Harness } from './effects.ts';
+import { failed, type EffectAnswer, type EffectContext, type EffectRequest, type Harness, type StepRequest } from './effects.ts';
 import type { RunMeter } from './run-meter.ts';
 import { differenceWords, effectWords, sectionWords } from './effect-words.ts';
-
-/**
- * A scheduler step record's request: the step released the chains its answer lists
- * (scheduler.ts). Only runs with concurrent chains journal any.
- */
-export interface StepRequest {
-  op: 'scheduler.step';
-}
 
 /** The chain id the scheduler's step records are journaled under (no chain id is a word). */
 export const SCHEDULER_CHAIN = 'scheduler';
