@@ -33,15 +33,18 @@
  *    just before the POST to that call's arrival at the service (the same clock, this
  *    process). The run is live in its object's memory. Goal: the tool result within 1.5x
  *    the ask's answer (both are a stored record, a wake of the waiting chain and a send).
+ *  - B1 inside the Worker isolate (bench/worker-b1.ts): parse and run the 20-section pure-Lua
+ *    prompt on the isolate's platform, as a ratio to 20 bare VMs of the isolate's wasmoon
+ *    factory, measured in the same request (target, as in Node: at most 2x).
  * Every other time includes one HTTP round trip on 127.0.0.1 through wrangler's local proxy;
- * the `GET /health` median is printed beside them. test/worker/w3-resume.test.ts times the same
- * resumes inside workerd, without HTTP. Run with `npm run bench:worker` (BENCH_SCALE=0.1
- * for a quick pass, BENCH_PARTS=w3 for one part: throughput, w3, fanout, callbacks).
+ * the `GET /health` median is printed beside them. Run with `npm run bench:worker` (BENCH_SCALE=0.1
+ * for a quick pass, BENCH_PARTS=w3 for one part: throughput, w3, fanout, callbacks, b1).
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { freePort, killLocalServer, startLocalServer, type LocalServer } from '../scripts/local-server.mjs';
+import type { B1Measure } from './worker-b1.ts';
 import { describeMeasure, expectedResult, ISOLATE_BYTES, VM_BOUND, type FanoutMeasure } from './worker-fanout.ts';
 import { measureLangGraph, RECORDED } from './peers.ts';
 import { W3 } from './workloads.ts';
@@ -320,8 +323,23 @@ async function fanout(): Promise<Record<string, number>> {
   return results;
 }
 
+/** B1 in the server's isolate: the median of 5 measurements, after one untimed pass. */
+async function b1(): Promise<Record<string, number>> {
+  const iterations = Math.max(5, Math.round(50 * scale));
+  await api<B1Measure>('GET', `/bench/b1?iterations=${iterations}`);
+  const runs: B1Measure[] = [];
+  for (let i = 0; i < 5; i++) runs.push(await api<B1Measure>('GET', `/bench/b1?iterations=${iterations}`));
+  // The run whose ratio is the median, so the three figures printed are of one measurement.
+  const median = runs.map((run) => ({ run, ratio: run.runUs / run.bareUs })).sort((a, b) => a.ratio - b.ratio)[2]!;
+  const ratio = median.ratio;
+  console.log(
+    `B1 in workerd (median of 5, ${iterations} iterations each): 20 bare wasmoon VMs ${median.run.bareUs.toFixed(0)} us | parse + run 20-section prompt ${median.run.runUs.toFixed(0)} us | ratio ${ratio.toFixed(2)}x (target <= 2x): ${ratio <= 2 ? 'within target' : 'OVER TARGET'}`,
+  );
+  return { workerd_b1_bare_us: Math.round(median.run.bareUs), workerd_b1_run_us: Math.round(median.run.runUs), workerd_b1_ratio: +ratio.toFixed(2) };
+}
+
 try {
-  const parts = (process.env.BENCH_PARTS ?? 'throughput,w3,fanout,callbacks').split(',');
+  const parts = (process.env.BENCH_PARTS ?? 'throughput,w3,fanout,callbacks,b1').split(',');
   // LangGraph runs first and alone, so neither side competes for the CPU with the other.
   const langGraph = parts.includes('w3') && process.env.BENCH_PEERS !== '0' ? measureLangGraph(String(scale)) : null;
   const langGraphUs = langGraph?.['W3 N=100'] ?? RECORDED['W3 N=100']!.langGraph;
@@ -334,6 +352,7 @@ try {
     ...(parts.includes('w3') ? await w3(langGraphUs, langGraph !== null) : {}),
     ...(parts.includes('fanout') ? await fanout() : {}),
     ...(toolService ? await callbacks(toolService) : {}),
+    ...(parts.includes('b1') ? await b1() : {}),
   };
   console.log(`RESULT ${JSON.stringify(results)}`);
 } catch (error) {

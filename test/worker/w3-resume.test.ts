@@ -1,9 +1,8 @@
 /**
  * Workload W3 of ../shared/bench-peers/ inside workerd, without the HTTP of the local
- * server: N grab steps by a scripted model, then an ask; the answer is timed until the
- * run ends returning "blue", resumed from the live VM and by replay after an eviction.
- * It checks both paths give the same result and events, and prints the times
- * (bench/worker.ts measures the same against the local server).
+ * server: N grab steps by a scripted model, then an ask, answered "blue"; the run resumes
+ * from the live VM, or by replay after an eviction. Both paths give the same result and
+ * events. (bench/worker.ts times these resumes, inside the Worker and over HTTP.)
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunView } from './app/client.ts';
