@@ -24,12 +24,12 @@ export function freePort() {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Starts the local server and waits for its /health; `args` go to wrangler dev. */
-export async function startLocalServer({ port, token, stateDir, args = [] }) {
+/** Starts the local server and waits for its /health; `args` go to wrangler dev, `env` to the server's environment. */
+export async function startLocalServer({ port, token, stateDir, args = [], env = {} }) {
   const base = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, [join(root, 'scripts/start.mjs'), ...args], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), RUNVIL_API_TOKEN: token, RUNVIL_STATE_DIR: stateDir },
+    env: { ...process.env, ...env, PORT: String(port), RUNVIL_API_TOKEN: token, RUNVIL_STATE_DIR: stateDir },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });

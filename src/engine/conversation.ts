@@ -33,6 +33,13 @@ export class Conversation {
     }
   }
 
+  /** The records from position `from` (1-based) on, parsed. */
+  recordsFrom(from: number): Json[] {
+    const records: Json[] = [];
+    for (let i = Math.max(0, from - 1); i < this.records.length; i++) records.push((this.parsed[i] ??= JSON.parse(this.records[i]!) as Json)!);
+    return records;
+  }
+
   /** The digest of a round over these records with the given head and tools. */
   digest(head: string, tools: string): string {
     return digestText(head, '\n', this.tools(tools).digest, '\n', this.prefixDigests[this.prefixDigests.length - 1] ?? '');

@@ -115,7 +115,7 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
       if (op === 'effect') {
         const effectOp = String(rest[0]);
         if (effectOp === 'model.round') {
-          const round = prepareRound(run, entry, rest);
+          const round = prepareRound(run, spec, entry, rest);
           if ('refusal' in round) {
             step = resume([false, 'context', round.refusal]);
             continue;
@@ -267,6 +267,7 @@ const ROUND_TEXTS_AT = 9;
 /** A model round's yielded values read: the conversation brought up to date, the precheck made. */
 function prepareRound(
   run: RunContext,
+  spec: EntrySpec,
   entry: EntryState,
   rest: LuaScalar[],
 ): { refusal: string } | PreparedRound {
@@ -282,6 +283,7 @@ function prepareRound(
   else target.update(from === 0 ? 1 : Number(from), rest, ROUND_TEXTS_AT, Number(count));
   const refusal = precheck(target, String(head), tools, String(role), run.prompt.h1.prose);
   if (refusal) return { refusal };
+  reportRoundStart(run, spec, target, from === 0 ? 0 : Number(from), String(role), Number(turn));
   return {
     request: roundRequest(target, String(head), tools, String(role), run.prompt.h1.prose),
     role: String(role),
@@ -289,6 +291,25 @@ function prepareRound(
     tools: from === 0 ? null : entry.renderedTools,
     fuse: fuse === true,
   };
+}
+
+/**
+ * model_turn_started: what this round adds to the conversation the model is sent, for those
+ * who watch the run: the records from position `from` on (the earlier ones are in the
+ * entry's earlier model_turn_started events), with the system prose when the conversation
+ * starts. `once` marks a one-off round (models.infer) over a conversation of its own. Made
+ * only when reported: a replay counts the events the stream already holds.
+ */
+function reportRoundStart(run: RunContext, spec: EntrySpec, conversation: Conversation, from: number, role: string, turn: number): void {
+  const system = run.prompt.h1.prose;
+  const first = Math.max(from, 1);
+  run.events.emit('model_turn_started', { section: spec.section.name, task: spec.chain, turn }, () => ({
+    from: first,
+    messages: conversation.recordsFrom(first),
+    role,
+    ...(from === 0 ? { once: true } : {}),
+    ...(first === 1 && system !== '' ? { system } : {}),
+  }));
 }
 
 /** The texts of the records the last fused round's answer carried, `count` of them as Lua says. */
@@ -364,7 +385,7 @@ function answerNow(run: RunContext, spec: EntrySpec, entry: EntryState, op: stri
   }
   const effectOp = String(rest[0]);
   if (effectOp === 'model.round') {
-    const round = prepareRound(run, entry, rest);
+    const round = prepareRound(run, spec, entry, rest);
     if ('refusal' in round) return [true, false, 'context', round.refusal];
     const answers = run.scheduler.answerNow(spec.chain, [round.request], spec.section.name);
     if (!answers || chainStopping(run, spec)) return [false];

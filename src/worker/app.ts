@@ -13,6 +13,7 @@ import { replayRoutes } from './routes/replays.ts';
 import { runRoutes } from './routes/runs.ts';
 import { toolResultRoutes } from './routes/tool-results.ts';
 import { checkPathEncoding } from './request-path.ts';
+import { consoleRoutes } from './console/routes.tsx';
 
 /** Builds the app. */
 export function createApp(): Hono<{ Bindings: Env }> {
@@ -37,6 +38,7 @@ export function createApp(): Hono<{ Bindings: Env }> {
   app.route('/', toolResultRoutes);
   app.route('/', replayRoutes);
   app.route('/', hookRoutes);
+  app.route('/', consoleRoutes);
   app.notFound((c) => {
     const path = c.req.path.length > 200 ? `${c.req.path.slice(0, 200)}...` : c.req.path;
     throw new ApiError(404, `no route ${c.req.method} ${path}`);

@@ -236,7 +236,9 @@ export class RunState {
   appendEvent(fields: Omit<StreamEvent, 'seq'>, engineSeq?: number): StreamEvent | null {
     const progress = this.progress();
     if (engineSeq !== undefined && engineSeq <= progress.engine_events) return null;
-    const event = { ...fields, seq: progress.events + 1 } as StreamEvent;
+    // `at`: when the run object took the event, for the console's times and durations. The
+    // Engine has no clock; a replay counts the events the stream holds and stamps none again.
+    const event = { ...fields, seq: progress.events + 1, at: new Date().toISOString() } as StreamEvent;
     this.atomically(() => {
       putNewText(this.kv, EVENT + pad(event.seq), JSON.stringify(event));
       this.saveProgress(engineSeq === undefined ? { events: event.seq } : { events: event.seq, engine_events: engineSeq });

@@ -70,6 +70,8 @@ export type ObjectView = RunView<AskInfo>;
 export interface StreamEvent {
   seq: number;
   type: string;
+  /** When the run object took it (ISO 8601); absent from events stored before it was kept. */
+  at?: string;
   [field: string]: Json | undefined;
 }
 

@@ -90,8 +90,8 @@ describe('a tool loop with catalog calls and a local one', () => {
     const outcome = await runOnHost(platform, host([]), { prompt: loop });
     const local = outcome.events.filter((event) => (event as { tool_call_id?: string }).tool_call_id === 'c3');
     expect(local.map((event) => JSON.stringify(event))).toEqual([
-      '{"seq":13,"type":"tool_call_succeeded","section":"Only","task":"0","turn":2,"alias":"shout","tool_call_id":"c3"}',
-      '{"seq":14,"type":"tool_result","section":"Only","task":"0","turn":2,"alias":"shout","content":"HEY","tool_call_id":"c3","trusted":true}',
+      '{"seq":15,"type":"tool_call_succeeded","section":"Only","task":"0","turn":2,"alias":"shout","tool_call_id":"c3"}',
+      '{"seq":16,"type":"tool_result","section":"Only","task":"0","turn":2,"alias":"shout","content":"HEY","tool_call_id":"c3","trusted":true}',
     ]);
   });
 

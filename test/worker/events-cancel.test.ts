@@ -63,6 +63,10 @@ describe('GET /runs/:id/events', () => {
     expect(events).toEqual(record.events);
     expect(ids).toEqual(events.map((e) => String(e.seq)));
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    // Each event carries when the run object took it, in the stream's order.
+    const times = events.map((e) => Date.parse(String(e.at)));
+    expect(events.every((e) => typeof e.at === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(e.at))).toBe(true);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
     const types = events.map((e) => e.type);
     expect(types.slice(0, 2)).toEqual(['run_started', 'section_entered']);
     expect(types.filter((t) => ['ask_pending', 'run_suspended', 'run_resumed'].includes(t))).toEqual(['ask_pending', 'run_suspended', 'run_resumed', 'ask_pending', 'run_suspended', 'run_resumed']);

@@ -9,7 +9,7 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { StreamEvent } from '../../src/worker/run-view.ts';
 import type { RunView } from './app/client.ts';
-import { call, drive, getRun, json, kvRecord, settled, testEnv, untilServed } from './app/client.ts';
+import { call, drive, getRun, json, kvRecord, settled, testEnv, untilServed, untimed } from './app/client.ts';
 import { DESK, DESK_EFFECTS } from './app/prompts.ts';
 import { performedBy } from './app/test-host.ts';
 import { armFault, dropObjects, openVms } from './app/test-worker.ts';
@@ -43,7 +43,7 @@ async function finished(runId: string): Promise<Finished> {
   const view = await getRun(runId);
   const record = await kvRecord<{ events: StreamEvent[] }>(runId);
   const log = await (await call('GET', `/runs/${runId}/files/log.txt`)).text();
-  return { view, events: record.events, performed: effectsOf(runId), log };
+  return { view, events: untimed(record.events), performed: effectsOf(runId), log };
 }
 
 /** Like drive(), but an answer whose response was lost to the fault is sent again. */

@@ -35,10 +35,10 @@ describe('tasks.fanout over 1,000 items in the Worker bundle', () => {
 describe('tasks.fanout over 1,000 items as a run of the run object', () => {
   let undisturbed: { view: RunView; events: StreamEvent[] };
 
-  /** Each chain's events in order, without their place in the stream. */
+  /** Each chain's events in order, without their place in the stream or the time they were taken. */
   const byChain = (events: StreamEvent[]) => {
     const chains: Record<string, object[]> = {};
-    for (const { seq: _seq, ...event } of events) (chains[String(event.task ?? 'run')] ??= []).push(event);
+    for (const { seq: _seq, at: _at, ...event } of events) (chains[String(event.task ?? 'run')] ??= []).push(event);
     return chains;
   };
 

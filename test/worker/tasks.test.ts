@@ -13,7 +13,7 @@ import type { DoStorage } from '../../src/worker/platform-types.ts';
 import { RunState } from '../../src/worker/run-state.ts';
 import type { PendingAsk, StreamEvent } from '../../src/worker/run-view.ts';
 import type { RunView } from './app/client.ts';
-import { call, getRun, json, kvRecord, testEnv, untilServed } from './app/client.ts';
+import { call, getRun, json, kvRecord, testEnv, untilServed, untimed } from './app/client.ts';
 import { ARM_ASKS, CANCEL_ASK, SPIN_ASK, TASKS } from './app/prompts.ts';
 import { performedBy } from './app/test-host.ts';
 import { armFault, dropObjects } from './app/test-worker.ts';
@@ -41,7 +41,7 @@ async function finished(runId: string): Promise<Finished> {
   const files: Record<string, string> = {};
   for (const path of record.files) files[path] = await (await call('GET', `/runs/${runId}/files/${path}`)).text();
   const performed = performedBy(runId).filter((line) => !line.startsWith('user-input/ask '));
-  return { view, events: record.events, performed, files };
+  return { view, events: untimed(record.events), performed, files };
 }
 
 /** Starts a run of `prompt`; its view once it is no longer running (`?wait=`). */

@@ -35,6 +35,12 @@ export async function json<T = any>(response: Response, status: number): Promise
   return JSON.parse(text) as T;
 }
 
+/**
+ * A run's events without their `at`: two runs that did the same things (one evicted and
+ * replayed, one not) have the same events, taken at different times.
+ */
+export const untimed = <E extends { at?: unknown }>(events: E[]): E[] => events.map(({ at: _at, ...event }) => event as E);
+
 /** The run's view. */
 export const getRun = async (runId: string): Promise<RunView> => json<RunView>(await call('GET', `/runs/${runId}`), 200);
 

@@ -224,6 +224,11 @@ function R.event(event_type, fields, turn)
   leaves.event(event_type, text, turn)
 end
 
+--- Records a run event whose fields the caller wrote as a JSON object text.
+function R.event_json(event_type, text, turn)
+  leaves.event(event_type, text, turn or R.round or 0)
+end
+
 --- Text of a value by the scalar return rule; raises for a value with no text form.
 function R.scalar_text(v)
   local t = type(v)

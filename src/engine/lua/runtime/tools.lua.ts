@@ -403,6 +403,8 @@ function tools.call(tool, args)
   if entry then return R.run_local(entry, args_json, '') end
   local name = t.wire or t.id
   R.count_call(t.id)
+  -- The call's arguments, for whoever watches the run (a model's calls are in assistant_tool_calls).
+  R.event_json('tool_call_started', '{"alias":' .. quote(name) .. ',"arguments":' .. args_json .. ',"tool":' .. quote(t.id) .. ',"tool_call_id":""}')
   local answer = R.batch({ { tool = t.id, name = name, args_json = args_json, caller = 'script', turn = R.round } })[1]
   if not answer.ok then
     R.event('tool_call_failed', { alias = name, tool = t.id, tool_call_id = '', error = answer.text })

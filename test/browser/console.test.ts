@@ -1,0 +1,354 @@
+/**
+ * The console in a real browser: Debian's chromium, driven by playwright-core, against the
+ * real local server (`npm start` on a free port with its own state directory), whose run
+ * reaches a model server and a page on loopback (loopback.ts). A prompt asks twice and has
+ * the model fetch a page; the operator answers through the console. The prompt's
+ * description, the page, the model's reply and the operator's answer all carry markup that
+ * would run if any of it were rendered as HTML. Each view's screenshot is written to
+ * docs/console/.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, killLocalServer, startLocalServer, type LocalServer } from '../../scripts/local-server.mjs';
+import { MODEL_SUMMARY, startLoopback, type Loopback } from './loopback.ts';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+const SHOTS = join(root, 'docs/console');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const TOKEN = randomBytes(16).toString('hex');
+const stateDir = join(root, `.wrangler/browser-state-${process.pid}`);
+
+/** Markup that sets window.__pwned or opens a dialog if it ever runs. */
+const SCRIPT_TAG = '<script>window.__pwned = "description"; alert(1)</script>';
+const IMG_TAG = '<img src=x onerror="window.__pwned = \'img\'; alert(1)">';
+const ANSWER_1 = 'Ada <img src=x onerror="window.__pwned = \'answer\'; alert(4)">';
+const ANSWER_2 = 'next Tuesday';
+
+const DEMO = `---
+name: console-demo
+description: '${`Triage a page ${SCRIPT_TAG} ${IMG_TAG}`.replace(/'/g, "''")}'
+runvil: 0
+uses: [user-input, web]
+models:
+  writer: {}
+args:
+  url: { type: string }
+---
+# Console demo
+
+You are terse.
+
+## Triage
+\`\`\`lua
+var.owner = tools.call('user-input/ask', { question = 'Who owns this page? <b>bold</b> <img src=x onerror="alert(5)">', choices = { [[${ANSWER_1}]], 'Grace' } })
+models.use('writer')
+tools.offer('web/fetch')
+messages:user('Summarize ' .. args.url .. ' for ' .. var.owner)
+models.loop()
+var.summary = messages[#messages].content
+var.date = tools.call('user-input/ask', { question = 'When does it ship?' })
+store.write('triage.txt', 'owner=' .. var.owner .. '\\nsummary=' .. var.summary .. '\\ndate=' .. var.date .. '\\n')
+return var.summary .. ' Owner: ' .. var.owner .. '. Ships: ' .. var.date .. '.'
+\`\`\`
+`;
+
+/** A prompt that ends at once, for the page of 1,000 runs. */
+const TINY = `---
+name: console-tiny
+description: Ends at once.
+runvil: 0
+---
+# Tiny
+
+## Only
+\`\`\`lua
+return 'ok'
+\`\`\`
+`;
+
+let loopback: Loopback;
+let server: LocalServer;
+let browser: Browser;
+let context: BrowserContext;
+/** Every dialog any page opened: a script that ran would open one. */
+const dialogs: string[] = [];
+
+async function api(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<any> {
+  const response = await fetch(`${server.base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${TOKEN}`, ...(body !== undefined ? { 'content-type': contentType } : {}) },
+    ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  return text === '' ? null : JSON.parse(text);
+}
+
+/** A page of the console, the token already in this tab's (globalThis as any).sessionStorage. */
+async function open(path: string, size = { width: 1280, height: 900 }): Promise<Page> {
+  const page = await context.newPage();
+  await page.setViewportSize(size);
+  page.on('dialog', (dialog) => {
+    dialogs.push(dialog.message());
+    void dialog.dismiss();
+  });
+  await page.addInitScript((token) => (globalThis as any).sessionStorage.setItem('runvil.apiToken', token), TOKEN);
+  await page.goto(`${server.base}${path}`);
+  await page.waitForSelector('body[data-ready]');
+  return page;
+}
+
+async function shoot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+/** Nothing planted in the run's texts ran in this page. */
+async function expectNoScriptRan(page: Page): Promise<void> {
+  expect(await page.evaluate(() => (globalThis as { __pwned?: unknown }).__pwned)).toBeUndefined();
+  expect(await page.locator('main img, main script, main svg, main b').count()).toBe(0);
+  expect(dialogs).toEqual([]);
+}
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  loopback = await startLoopback();
+  server = await startLocalServer({
+    port: await freePort(),
+    token: TOKEN,
+    stateDir,
+    env: {
+      OPENAI_API_KEY: 'loopback-model-key',
+      OPENAI_BASE_URL: `${loopback.base}/v1`,
+      // runvil/web serves only with a search provider configured; this run only fetches.
+      TAVILY_API_KEY: 'unused-by-this-test',
+    },
+  });
+  await api('PUT', '/prompts/console-demo', DEMO, 'text/markdown');
+  await api('PUT', '/prompts/console-tiny', TINY, 'text/markdown');
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  context = await browser.newContext({ timezoneId: 'UTC', locale: 'en-GB' });
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await killLocalServer(server);
+  await loopback?.close();
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+describe('the token', () => {
+  it('is asked for, a wrong one is refused with a message and asked for again, the right one opens the console', async () => {
+    const page = await context.newPage();
+    await page.goto(`${server.base}/console`);
+    await expect.poll(() => page.isVisible('#token-gate')).toBe(true);
+    expect(await page.isVisible('#main')).toBe(false);
+    await shoot(page, 'token');
+    await page.fill('#token-input', 'not-the-token');
+    await page.click('#token-form button[type=submit]');
+    await expect.poll(() => page.textContent('#token-problem')).toContain('refused');
+    expect(await page.isVisible('#token-gate')).toBe(true);
+    expect(await page.evaluate(() => (globalThis as any).sessionStorage.getItem('runvil.apiToken'))).toBeNull();
+    await page.fill('#token-input', TOKEN);
+    await page.click('#token-form button[type=submit]');
+    await page.waitForSelector('body[data-ready]');
+    expect(await page.isVisible('#token-gate')).toBe(false);
+    expect(await page.evaluate(() => (globalThis as any).sessionStorage.getItem('runvil.apiToken'))).toBe(TOKEN);
+    await page.close();
+  });
+
+  it('is asked for again when the server refuses the one the tab kept', async () => {
+    const page = await context.newPage();
+    await page.addInitScript(() => (globalThis as any).sessionStorage.setItem('runvil.apiToken', 'stale-token'));
+    await page.goto(`${server.base}/console/prompts`);
+    await expect.poll(() => page.textContent('#token-problem')).toContain('wrong API token');
+    expect(await page.isVisible('#main')).toBe(false);
+    await page.close();
+  });
+});
+
+describe('a run with two asks and a tool call, answered through the console', () => {
+  let runId: string;
+  let page: Page;
+
+  beforeAll(async () => {
+    runId = (await api('POST', '/prompts/console-demo/runs', { args: { url: `${loopback.base}/page.txt` } })).run_id;
+  });
+
+  it('is listed among the runs, waiting on its first ask', async () => {
+    const runs = await open('/console');
+    const row = runs.locator(`tr[data-run="${runId}"]`);
+    await expect.poll(() => row.count(), { timeout: 20_000, interval: 500 }).toBe(1);
+    await expect.poll(() => row.locator('.status').textContent(), { timeout: 20_000 }).toBe('suspended');
+    expect(await row.locator('td').nth(1).textContent()).toBe('console-demo');
+    await shoot(runs, 'runs');
+    expect(await row.locator('a.mono').getAttribute('href')).toBe(`/console/runs/${runId}`);
+    await runs.close();
+  });
+
+  it('shows the pending ask, its question as text, and the status in the tab title', async () => {
+    page = await open(`/console/runs/${runId}`);
+    const ask = page.locator('#run-asks-list .ask');
+    await expect.poll(() => ask.count()).toBe(1);
+    expect(await ask.locator('.question').textContent()).toBe('Who owns this page? <b>bold</b> <img src=x onerror="alert(5)">');
+    expect(await page.title()).toBe('suspended · console-demo · Runvil');
+    await expectNoScriptRan(page);
+  });
+
+  it('resumes the run when the ask is answered on the page, and shows the second ask live, without a reload', async () => {
+    await page.evaluate(() => ((globalThis as { __samePage?: boolean }).__samePage = true));
+    // The first ask takes one of its choices, each a button.
+    expect(await page.locator('#run-asks-list .ask button.choice').allTextContents()).toEqual([ANSWER_1, 'Grace']);
+    await page.locator('#run-asks-list .ask button.choice').first().click();
+    const question = page.locator('#run-asks-list .ask .question');
+    await expect.poll(() => question.textContent(), { timeout: 30_000, interval: 250 }).toBe('When does it ship?');
+    expect(await page.evaluate(() => (globalThis as { __samePage?: boolean }).__samePage)).toBe(true);
+    // The model step and its tool call arrived on the stream meanwhile.
+    await expect.poll(() => page.locator('#conversation .step').count()).toBe(2);
+    await shoot(page, 'run-waiting');
+    await expectNoScriptRan(page);
+  });
+
+  it('shows completed, the result, the timeline, the conversation and the tool call after the last answer', async () => {
+    await page.fill('#run-asks-list .ask textarea', ANSWER_2);
+    await page.click('#run-asks-list .ask button[type=submit]');
+    await expect.poll(() => page.textContent('#run-status'), { timeout: 30_000, interval: 250 }).toBe('completed');
+    expect(await page.evaluate(() => (globalThis as { __samePage?: boolean }).__samePage)).toBe(true);
+    expect(await page.title()).toBe('completed · console-demo · Runvil');
+    await expect.poll(() => page.textContent('#run-result')).toBe(`${MODEL_SUMMARY} Owner: ${ANSWER_1}. Ships: ${ANSWER_2}.`);
+    expect(await page.locator('#run-asks').isVisible()).toBe(false);
+
+    const types = await page.locator('#timeline li').evaluateAll((items) => items.map((item) => item.getAttribute('data-type')));
+    for (const type of ['run_started', 'ask_pending', 'ask_answered', 'model_turn_started', 'assistant_tool_calls', 'tool_result', 'model_turn_completed', 'run_completed']) {
+      expect(types).toContain(type);
+    }
+    expect(types[types.length - 1]).toBe('run_completed');
+
+    // The conversation as the model saw it: the system prose, the user's request, the call,
+    // the page inside its untrusted envelope, then the reply.
+    const first = page.locator('#conversation .step').nth(0);
+    expect(await first.locator('.message[data-role=system] pre').textContent()).toBe('You are terse.');
+    expect(await first.locator('.message[data-role=user] pre').textContent()).toBe(`Summarize ${loopback.base}/page.txt for ${ANSWER_1}`);
+    expect(await first.locator('.message.reply').textContent()).toContain('1 tool call(s)');
+    const second = page.locator('#conversation .step').nth(1);
+    await second.locator('details.fold > summary').first().click();
+    const envelope = second.locator('.message[data-role=tool] .untrusted');
+    expect(await envelope.locator('.label').textContent()).toMatch(/^untrusted input/);
+    expect(await envelope.locator('pre').textContent()).toContain('Release notes &lt;script>window.__pwned');
+    expect(await second.locator('.message.reply pre').textContent()).toBe(MODEL_SUMMARY);
+
+    // Each tool call: the two asks the script made and the fetch the model made.
+    const calls = page.locator('#tool-calls .call');
+    expect(await calls.count()).toBe(3);
+    const fetchCall = calls.nth(1);
+    expect(await fetchCall.locator('header strong').textContent()).toBe('web_fetch');
+    expect(await fetchCall.locator('pre').first().textContent()).toBe(JSON.stringify({ url: `${loopback.base}/page.txt` }, null, 2));
+    expect(await fetchCall.locator('.outcome').textContent()).toMatch(/^succeeded in [0-9.]+ (ms|s)$/);
+    expect(await calls.nth(0).locator('header strong').textContent()).toMatch(/ask/);
+    expect(await calls.nth(0).locator('.outcome').textContent()).toMatch(/^succeeded in /);
+
+    // The run's file, read in place.
+    await page.click('#files a');
+    await expect.poll(() => page.textContent('#file-text')).toBe(`owner=${ANSWER_1}\nsummary=${MODEL_SUMMARY}\ndate=${ANSWER_2}\n`);
+    await shoot(page, 'run');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.evaluate(() => (globalThis as any).scrollTo(0, 0));
+    await page.screenshot({ path: join(SHOTS, 'run-phone.png') });
+    await expectNoScriptRan(page);
+    await page.close();
+  });
+});
+
+describe('the inbox', () => {
+  it('lists every pending ask across runs, oldest first, and takes an answer in place', async () => {
+    const a = await api('POST', '/prompts/console-demo/runs', { args: { url: `${loopback.base}/page.txt` } });
+    const b = await api('POST', '/prompts/console-demo/runs', { args: { url: `${loopback.base}/page.txt` } });
+    const page = await open('/console/inbox');
+    const cards = page.locator('#inbox-list .ask');
+    await expect.poll(async () => (await cards.evaluateAll((nodes) => nodes.map((node) => node.getAttribute('data-run')))).filter((id) => id === a.run_id || id === b.run_id), { timeout: 20_000, interval: 500 }).toEqual([a.run_id, b.run_id]);
+    expect(await page.isVisible('#inbox-count')).toBe(true);
+    await shoot(page, 'inbox');
+    const card = page.locator(`#inbox-list .ask[data-run="${a.run_id}"]`);
+    await card.locator('button.choice', { hasText: 'Grace' }).click();
+    await expect.poll(() => page.locator(`#inbox-list .ask[data-run="${a.run_id}"] .question`).textContent(), { timeout: 30_000, interval: 500 }).toBe('When does it ship?');
+    await expectNoScriptRan(page);
+    await page.close();
+  });
+});
+
+describe('the prompts', () => {
+  it('lists the prompts with their descriptions as text', async () => {
+    const page = await open('/console/prompts');
+    const description = page.locator('tr[data-prompt="console-demo"] .description');
+    expect(await description.textContent()).toBe(`Triage a page ${SCRIPT_TAG} ${IMG_TAG}`);
+    await shoot(page, 'prompts');
+    await expectNoScriptRan(page);
+    await page.close();
+  });
+
+  it("shows a prompt's source, line by line", async () => {
+    const page = await open('/console/prompts/console-demo');
+    const lines = await page.locator('#prompt-source li').allTextContents();
+    expect(lines).toEqual(DEMO.split('\n'));
+    await shoot(page, 'prompt');
+    await expectNoScriptRan(page);
+    await page.close();
+  });
+
+  it('shows an upload whose frontmatter does not parse with the error at its line', async () => {
+    const page = await open('/console/prompts');
+    await page.fill('#upload-name', 'console-broken');
+    await page.fill('#upload-source', TINY.replace('name: console-tiny', 'name: console-broken').replace('runvil: 0', 'runvil: 0\nmodels: [oops'));
+    await page.click('#upload-form button[type=submit]');
+    await page.waitForSelector('#upload-lines li.bad');
+    const bad = await page.locator('#upload-lines li.bad').getAttribute('data-line');
+    expect(Number(bad)).toBeGreaterThan(1);
+    expect(await page.textContent('#upload-outcome')).toContain('the prompt does not parse');
+    expect(await page.locator('#upload-problems li').first().textContent()).toMatch(new RegExp(`^line ${bad}`));
+    await shoot(page, 'upload-error');
+    await page.close();
+  });
+});
+
+describe('a page of 1,000 runs', () => {
+  it('renders (the time is logged, not asserted)', async () => {
+    // Started a few at a time; the Idempotency-Key makes a retry safe when the local
+    // server restarts its isolate under the load (a 503 that asks for one).
+    const began = Date.now();
+    const queue = Array.from({ length: 1000 }, (_, k) => k);
+    const worker = async () => {
+      for (let k = queue.shift(); k !== undefined; k = queue.shift()) {
+        for (let attempt = 1; ; attempt++) {
+          const response = await fetch(`${server.base}/prompts/console-tiny/runs`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'idempotency-key': `tiny-${k}` },
+            body: '{}',
+          });
+          if (response.ok) break;
+          if (response.status !== 503 || attempt === 5) throw new Error(`starting run ${k}: ${response.status} ${await response.text()}`);
+          await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 4 }, worker));
+    console.log(`console: started 1,000 runs in ${Math.round((Date.now() - began) / 1000)} s`);
+    await expect.poll(async () => (await api('GET', '/runs?prompt=console-tiny&limit=200')).runs.length, { timeout: 30_000 }).toBe(200);
+    const page = await open('/console?prompt=console-tiny&per_page=1000');
+    await expect.poll(() => page.getAttribute('body', 'data-rows'), { timeout: 30_000 }).toBe('1000');
+    // Measured again on a fresh load, now that the index holds every run.
+    await page.reload();
+    await page.waitForSelector('body[data-ready]');
+    const rows = Number(await page.getAttribute('body', 'data-rows'));
+    const renderMs = Number(await page.getAttribute('body', 'data-render-ms'));
+    const sinceNavigation = Number(await page.getAttribute('body', 'data-ready-ms'));
+    console.log(`console: a page of ${rows} runs: fetched and rendered in ${renderMs} ms (page ready ${sinceNavigation} ms after navigation)`);
+    expect(rows).toBe(1000);
+    await page.close();
+  }, 600_000);
+});
