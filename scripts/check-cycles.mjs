@@ -14,7 +14,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const entries = ['src/**/*.ts', 'packs/**/*.ts'];
+const entries = ['src/**/*.ts', 'src/**/*.tsx', 'packs/**/*.ts'];
 const options = { context: root, cwd: root, tsconfig: join(root, 'tsconfig.json'), skipDynamicImports: false, onProgress: () => {} };
 
 /** The layer a project file belongs to, or null for one outside the layers (node_modules). */
