@@ -52,3 +52,22 @@ export async function measureB1(platform: LuaPlatform, factory: LuaFactory, iter
   const runUs = ((await now()) - start) * 1000 / iterations;
   return { iterations, bareUs, runUs };
 }
+
+/**
+ * bench/worker.ts's b1 part: B1 in the server's isolate, through `get` (GET /bench/b1 with
+ * the API token), the median of 5 measurements after one untimed pass; prints it and answers
+ * its figures.
+ */
+export async function b1Part(get: (path: string) => Promise<B1Measure>, scale: number): Promise<Record<string, number>> {
+  const iterations = Math.max(5, Math.round(50 * scale));
+  await get(`/bench/b1?iterations=${iterations}`);
+  const runs: B1Measure[] = [];
+  for (let i = 0; i < 5; i++) runs.push(await get(`/bench/b1?iterations=${iterations}`));
+  // The run whose ratio is the median, so the three figures printed are of one measurement.
+  const median = runs.map((run) => ({ run, ratio: run.runUs / run.bareUs })).sort((a, b) => a.ratio - b.ratio)[2]!;
+  const ratio = median.ratio;
+  console.log(
+    `B1 in workerd (median of 5, ${iterations} iterations each): 20 bare wasmoon VMs ${median.run.bareUs.toFixed(0)} us | parse + run 20-section prompt ${median.run.runUs.toFixed(0)} us | ratio ${ratio.toFixed(2)}x (target <= 2x): ${ratio <= 2 ? 'within target' : 'OVER TARGET'}`,
+  );
+  return { workerd_b1_bare_us: Math.round(median.run.bareUs), workerd_b1_run_us: Math.round(median.run.runUs), workerd_b1_ratio: +ratio.toFixed(2) };
+}

@@ -24,6 +24,8 @@ import { measureFanout } from './worker-fanout.ts';
 import { measureB1 } from './worker-b1.ts';
 import { createWorkerdLuaFactory } from '../src/worker/lua-factory.ts';
 import glue from 'wasmoon/dist/glue.wasm';
+import type { NotifyTarget } from '../src/config/deployment-config.ts';
+import type { D1Database } from '../src/worker/platform-types.ts';
 import { grabPack, w3Reply } from './workloads.ts';
 import { httpToolPacks } from '../src/host/http-tool-pack.ts';
 import { textVars } from '../src/worker/env.ts';
@@ -37,12 +39,28 @@ const scriptedModel: ModelProvider = {
   },
 };
 
-/** The run object with the bench Host. */
+/**
+ * The run object with the bench Host. Runs of the prompt `w3-bare` (W3 under another name)
+ * have nothing to deliver: no index rows, no notify target, so that bench/worker.ts can
+ * measure what the outbox's deliveries cost W3 beside runs of `w3`, which have both.
+ */
 export class RunObject extends WorkerRunObject {
   protected override host(operator: Operator): HostConfig {
     // The HTTP tool services of the bundled runvil.yaml (the `callbacks` part names its own).
     const http = httpToolPacks(this.config().packs.values(), { vars: textVars(this.env) });
     return { packs: [grabPack, userInputPack(), ...http], models: { provider: () => scriptedModel }, operator };
+  }
+
+  protected override indexDb(): D1Database | undefined {
+    return this.bare() ? undefined : super.indexDb();
+  }
+
+  protected override notifyTargets(): readonly NotifyTarget[] {
+    return this.bare() ? [] : super.notifyTargets();
+  }
+
+  private bare(): boolean {
+    return (this.ctx.storage.kv.get('meta') as { prompt?: string } | undefined)?.prompt === 'w3-bare';
   }
 
   /** Drops this object's memory (its storage stays). */
@@ -87,6 +105,37 @@ app.post('/bench/answer-batch', requireApiToken, async (c) => {
     views.push(answered.view);
   }
   return c.json({ ms: performance.now() - t0, views });
+});
+
+/**
+ * Seeds the index with `runs` runs (newest last, one second apart, over four prompts and
+ * the five statuses) and `asks` pending asks, generated inside SQLite (a recursive CTE), so
+ * that `GET /runs` and `GET /asks` can be timed at the scale of a deployment. Its rows
+ * belong to no run object.
+ */
+app.post('/bench/seed-index', requireApiToken, async (c) => {
+  const runs = Number(c.req.query('runs') ?? '0');
+  const asks = Number(c.req.query('asks') ?? '0');
+  const db = c.env.RUNVIL_DB;
+  await db.batch([
+    db
+      .prepare(
+        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+         INSERT OR IGNORE INTO runs (run_id, prompt, status, created_at, ended_at, pending_count, version)
+         SELECT printf('%064x', 1000000000 + i), 'seed-' || (i % 4), CASE i % 5 WHEN 0 THEN 'running' WHEN 1 THEN 'suspended' WHEN 2 THEN 'completed' WHEN 3 THEN 'failed' ELSE 'cancelled' END,
+           strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' seconds'), NULL, i % 2, 1 FROM n`,
+      )
+      .bind(runs),
+    db
+      .prepare(
+        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+         INSERT OR IGNORE INTO asks (run_id, ask_id, prompt, task, question, choices, asked_at, expires_at, status, answered_by, closed_at, version)
+         SELECT printf('%064x', 2000000000 + i), '0-1', 'seed-' || (i % 4), '0', 'Approve deploy ' || i || '?', '["yes","no"]',
+           strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' seconds'), NULL, 'pending', NULL, NULL, 1 FROM n`,
+      )
+      .bind(asks),
+  ]);
+  return c.json({ runs, asks });
 });
 
 app.get('/bench/fanout', requireApiToken, async (c) => {

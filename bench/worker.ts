@@ -36,19 +36,30 @@
  *  - B1 inside the Worker isolate (bench/worker-b1.ts): parse and run the 20-section pure-Lua
  *    prompt on the isolate's platform, as a ratio to 20 bare VMs of the isolate's wasmoon
  *    factory, measured in the same request (target, as in Node: at most 2x).
+ *  - the inbox (`BENCH_PARTS=inbox`): with a notification receiver of the benchmark's own on
+ *    loopback (runvil.yaml's `notify:`), the time from a run's start to its ask.created
+ *    arriving, and from an answer to the next ask's ask.created (median and p90); GET /asks
+ *    with 10,000 pending asks and GET /runs with 100,000 runs in the index (seeded directly,
+ *    /bench/seed-index), first and deep pages, filtered and not, beside GET /health; and
+ *    what the outbox's deliveries cost W3 (`BENCH_PARTS=outbox`): the back-to-back resume
+ *    inside the Worker of `w3-indexed` (index rows only) and of `w3` (index rows and a
+ *    notification per event to the receiver) beside `w3-bare`, the same workload with
+ *    nothing to deliver (bench/worker-entry.ts), target within 10%; and the answer over
+ *    HTTP, which also waits for the answer's own index write (read-your-writes).
  * Every other time includes one HTTP round trip on 127.0.0.1 through wrangler's local proxy;
  * the `GET /health` median is printed beside them. Run with `npm run bench:worker` (BENCH_SCALE=0.1
- * for a quick pass, BENCH_PARTS=w3 for one part: throughput, w3, fanout, callbacks, b1).
+ * for a quick pass, BENCH_PARTS=w3 for one part: throughput, w3, fanout, callbacks, inbox, outbox, b1).
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { freePort, killLocalServer, startLocalServer, type LocalServer } from '../scripts/local-server.mjs';
-import type { B1Measure } from './worker-b1.ts';
+import { b1Part, type B1Measure } from './worker-b1.ts';
 import { describeMeasure, expectedResult, ISOLATE_BYTES, VM_BOUND, type FanoutMeasure } from './worker-fanout.ts';
 import { measureLangGraph, RECORDED } from './peers.ts';
 import { W3 } from './workloads.ts';
-import { writeFileSync } from 'node:fs';
 import { startToolService, TOOL_SERVICE_SECRET } from '../scripts/tool-service.mjs';
 
 const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
@@ -128,10 +139,10 @@ async function resumeOnce(n: number, evict: boolean, inWorker: boolean): Promise
 }
 
 /** Starts `count` W3 runs of N steps and drives each to its ask (untimed); evicts their objects when asked. */
-async function suspendedRuns(n: number, count: number, evict: boolean): Promise<{ run: string; ask: string }[]> {
+async function suspendedRuns(n: number, count: number, evict: boolean, prompt = 'w3'): Promise<{ run: string; ask: string }[]> {
   const asks: { run: string; ask: string }[] = [];
   for (let i = 0; i < count; i++) {
-    const waiting = await api('POST', '/prompts/w3/runs?wait=60', { args: { n } });
+    const waiting = await api('POST', `/prompts/${prompt}/runs?wait=60`, { args: { n } });
     if (waiting.status !== 'suspended') throw new Error(`w3 N=${n} did not suspend: ${JSON.stringify(waiting)}`);
     asks.push({ run: waiting.run_id, ask: waiting.pending[0].ask_id });
   }
@@ -155,8 +166,8 @@ async function suspendedRuns(n: number, count: number, evict: boolean): Promise<
 const BATCHES = 7;
 
 /** The mean W3 resume over `count` back-to-back resumes of their own runs, timed inside the Worker (us). */
-async function resumeBatch(n: number, evict: boolean, count: number): Promise<number> {
-  const asks = await suspendedRuns(n, count, evict);
+async function resumeBatch(n: number, evict: boolean, count: number, prompt = 'w3'): Promise<number> {
+  const asks = await suspendedRuns(n, count, evict, prompt);
   const { ms, views } = await api<{ ms: number; views: { status: string; result: string | null }[] }>('POST', '/bench/answer-batch', asks);
   const wrong = views.find((view) => view.status !== 'completed' || view.result !== 'blue');
   if (wrong) throw new Error(`w3 N=${n} resume: ${JSON.stringify(wrong)}`);
@@ -241,10 +252,16 @@ return 'done'
 
 type ToolService = Awaited<ReturnType<typeof startToolService>>;
 
-/** A runvil.yaml naming `service` as acme/deploy, for the server to bundle. */
-function callbacksConfig(service: ToolService): string {
+/**
+ * The runvil.yaml the server bundles: `service` as acme/deploy (when the callbacks part
+ * runs), and the benchmark's notification receiver as the notify target of bench-ask and w3.
+ */
+function benchConfig(service: ToolService | null): string {
   const file = `.wrangler/bench-runvil-${process.pid}.yaml`;
-  writeFileSync(file, `packs:\n  acme/deploy:\n    http:\n      url: ${service.url}\n      secret: \${RUNVIL_BENCH_DEPLOY_SECRET}\n    trusted: true\n    tools:\n      - name: now\n      - name: start\n`);
+  const packs = service
+    ? `packs:\n  acme/deploy:\n    http:\n      url: ${service.url}\n      secret: \${RUNVIL_BENCH_DEPLOY_SECRET}\n    trusted: true\n    tools:\n      - name: now\n      - name: start\n`
+    : '';
+  writeFileSync(file, `${packs}notify:\n  - url: ${receiver.url}/notify\n    secret: \${RUNVIL_NOTIFY_SECRET}\n    prompts: [bench-ask, w3]\n`);
   process.env.RUNVIL_CONFIG = file;
   process.env.RUNVIL_BENCH_DEPLOY_SECRET = TOOL_SERVICE_SECRET;
   return file;
@@ -323,36 +340,179 @@ async function fanout(): Promise<Record<string, number>> {
   return results;
 }
 
-/** B1 in the server's isolate: the median of 5 measurements, after one untimed pass. */
-async function b1(): Promise<Record<string, number>> {
-  const iterations = Math.max(5, Math.round(50 * scale));
-  await api<B1Measure>('GET', `/bench/b1?iterations=${iterations}`);
-  const runs: B1Measure[] = [];
-  for (let i = 0; i < 5; i++) runs.push(await api<B1Measure>('GET', `/bench/b1?iterations=${iterations}`));
-  // The run whose ratio is the median, so the three figures printed are of one measurement.
-  const median = runs.map((run) => ({ run, ratio: run.runUs / run.bareUs })).sort((a, b) => a.ratio - b.ratio)[2]!;
-  const ratio = median.ratio;
-  console.log(
-    `B1 in workerd (median of 5, ${iterations} iterations each): 20 bare wasmoon VMs ${median.run.bareUs.toFixed(0)} us | parse + run 20-section prompt ${median.run.runUs.toFixed(0)} us | ratio ${ratio.toFixed(2)}x (target <= 2x): ${ratio <= 2 ? 'within target' : 'OVER TARGET'}`,
-  );
-  return { workerd_b1_bare_us: Math.round(median.run.bareUs), workerd_b1_run_us: Math.round(median.run.runUs), workerd_b1_ratio: +ratio.toFixed(2) };
+/** Notifications as the receiver got them: arrival time (us) by type and run. */
+const arrivals: { type: string; run: string; at: number }[] = [];
+const NOTIFY_SECRET = 'whsec_YmVuY2gtbm90aWZ5LXNlY3JldC1vZi10aGUtcnVu';
+
+/** The benchmark's notification receiver on 127.0.0.1: answers 204 and notes each arrival. */
+async function startReceiver(): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const at = now();
+      const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { type: string; data: { run_id: string } };
+      arrivals.push({ type: event.type, run: event.data.run_id, at });
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
+/** Waits for the `count`-th notification of `type` for `run`; its arrival time (us). */
+async function arrival(run: string, type: string, count = 1): Promise<number> {
+  for (let i = 0; i < 6000; i++) {
+    const found = arrivals.filter((a) => a.run === run && a.type === type);
+    if (found.length >= count) return found[count - 1]!.at;
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  throw new Error(`no ${type} for run ${run}`);
+}
+
+const p90 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length * 0.9)]!;
+
+const BENCH_ASK = `---
+name: bench-ask
+description: Asks twice.
+runvil: 0
+uses: [user-input]
+---
+# Bench ask
+
+## Ask
+\`\`\`lua
+local a = tools.call('user-input/ask', { question = 'First?' })
+local b = tools.call('user-input/ask', { question = 'Second?' })
+return a .. b
+\`\`\`
+`;
+
+async function inbox(): Promise<Record<string, number>> {
+  const results: Record<string, number> = {};
+  const health: number[] = [];
+  for (let i = 0; i < 50; i++) {
+    const t0 = now();
+    await api('GET', '/health');
+    health.push(now() - t0);
+  }
+  console.log(`HTTP round trip (GET /health)            median ${(median(health) / 1000).toFixed(2).padStart(7)} ms`);
+  results.health_ms = +(median(health) / 1000).toFixed(2);
+
+  await api('PUT', '/prompts/bench-ask', BENCH_ASK, 201);
+  const toCreated: number[] = [];
+  const toNext: number[] = [];
+  const count = Math.max(5, Math.round(30 * scale));
+  for (let i = 0; i < count; i++) {
+    const t0 = now();
+    const { run_id: run } = await api('POST', '/prompts/bench-ask/runs', {}, 202);
+    toCreated.push((await arrival(run, 'ask.created')) - t0);
+    const view = await api('GET', `/runs/${run}`);
+    const t1 = now();
+    await api('POST', `/runs/${run}/asks/${view.pending[0].ask_id}`, { answer: 'a' });
+    toNext.push((await arrival(run, 'ask.created', 2)) - t1);
+    await api('POST', `/runs/${run}/cancel`);
+  }
+  const ms = (us: number) => (us / 1000).toFixed(1).padStart(7);
+  console.log(`run start -> ask.created received        median ${ms(median(toCreated))} ms  p90 ${ms(p90(toCreated))} ms  n=${count}`);
+  console.log(`answer -> next ask's ask.created         median ${ms(median(toNext))} ms  p90 ${ms(p90(toNext))} ms  n=${count}`);
+  Object.assign(results, {
+    ask_created_notified_median_ms: +(median(toCreated) / 1000).toFixed(1),
+    ask_created_notified_p90_ms: +(p90(toCreated) / 1000).toFixed(1),
+    answer_to_next_ask_notified_median_ms: +(median(toNext) / 1000).toFixed(1),
+    answer_to_next_ask_notified_p90_ms: +(p90(toNext) / 1000).toFixed(1),
+  });
+
+  const runs = Math.round(100_000 * scale);
+  const asks = Math.round(10_000 * scale);
+  const seeded = now();
+  await api('POST', `/bench/seed-index?runs=${runs}&asks=${asks}`);
+  console.log(`seeded the index with ${runs} runs and ${asks} pending asks in ${((now() - seeded) / 1e6).toFixed(1)} s`);
+  const timeList = async (name: string, path: string): Promise<void> => {
+    const times: number[] = [];
+    let cursor: string | null = null;
+    for (let i = 0; i < 40; i++) {
+      // Every other request reads a page further on, following the cursor: deep pages cost the same.
+      const t0 = now();
+      const page: { next_cursor: string | null } = await api('GET', `${path}${i % 2 === 1 && cursor ? `&cursor=${cursor}` : ''}`);
+      times.push(now() - t0);
+      cursor = page.next_cursor ?? cursor;
+    }
+    console.log(`${name.padEnd(40)} median ${ms(median(times))} ms  p90 ${ms(p90(times))} ms  (GET /health ${ms(median(health))} ms)`);
+    results[`${name.replace(/[^a-z0-9]+/gi, '_').toLowerCase()}_median_ms`] = +(median(times) / 1000).toFixed(2);
+  };
+  await timeList(`GET /asks, ${asks} pending, 50 a page`, '/asks?status=pending&limit=50');
+  await timeList(`GET /asks?prompt=, ${asks} pending`, '/asks?status=pending&prompt=seed-1&limit=50');
+  await timeList(`GET /runs, ${runs} runs, 50 a page`, '/runs?limit=50');
+  await timeList(`GET /runs?prompt=&status=, ${runs} runs`, '/runs?prompt=seed-2&status=completed&limit=50');
+  return results;
+}
+
+/** The outbox's cost on W3: `w3` (index rows and a notification per event) beside `w3-bare` (nothing to deliver). */
+async function outboxCost(): Promise<Record<string, number>> {
+  const results: Record<string, number> = {};
+  await api('PUT', '/prompts/w3', W3, 201).catch(() => undefined);
+  await api('PUT', '/prompts/w3-bare', W3.replace('name: w3', 'name: w3-bare'), 201);
+  await api('PUT', '/prompts/w3-indexed', W3.replace('name: w3', 'name: w3-indexed'), 201);
+  const w3Count = Math.max(3, Math.round(20 * scale));
+  for (const [n, evict] of [[10, false], [100, true]] as const) {
+    // w3-bare: nothing to deliver; w3-indexed: index rows only (no notify target takes it); w3: index rows and notifications.
+    const variants = ['w3-bare', 'w3-indexed', 'w3'] as const;
+    for (const prompt of variants) await resumeBatch(n, evict, w3Count, prompt);
+    const batches = new Map<string, number[]>(variants.map((v) => [v, []]));
+    for (let b = 0; b < 5; b++) for (const prompt of variants) batches.get(prompt)!.push(await resumeBatch(n, evict, w3Count, prompt));
+    const bareUs = median(batches.get('w3-bare')!);
+    for (const [prompt, what] of [['w3-indexed', 'index rows'], ['w3', 'index rows + notifications']] as const) {
+      const us = median(batches.get(prompt)!);
+      const ratio = us / bareUs;
+      const label = `W3 N=${n} resume ${evict ? 'by replay' : 'live'}, ${what}`;
+      console.log(`${label.padEnd(52)} ${(us / 1000).toFixed(2)} ms beside ${(bareUs / 1000).toFixed(2)} ms with nothing to deliver: ${ratio.toFixed(3)}x (target <= 1.10): ${ratio <= 1.1 ? 'within target' : 'OVER TARGET'}`);
+      results[`w3_n${n}_${evict ? 'replay' : 'live'}_${prompt === 'w3' ? 'notify' : 'index'}_ratio`] = +ratio.toFixed(3);
+    }
+    // Over HTTP the answer route also waits for the index write of the answer (read-your-writes), which runs while the run resumes.
+    const overHttp = async (prompt: string): Promise<number> => {
+      const asks = await suspendedRuns(n, w3Count, evict, prompt);
+      const times: number[] = [];
+      for (const { run, ask } of asks) {
+        const t0 = now();
+        const done = await api('POST', `/runs/${run}/asks/${ask}?wait=60`, { answer: 'blue' });
+        if (done.status !== 'completed') throw new Error(`w3 over HTTP: ${JSON.stringify(done)}`);
+        times.push(now() - t0);
+      }
+      return median(times);
+    };
+    const [httpBare, httpOutbox] = [await overHttp('w3-bare'), await overHttp('w3')];
+    console.log(`${`  index rows + notifications, over HTTP (POST ...?wait=)`.padEnd(52)} ${(httpOutbox / 1000).toFixed(2)} ms beside ${(httpBare / 1000).toFixed(2)} ms: ${(httpOutbox / httpBare).toFixed(3)}x (the answer's own index write, read-your-writes, included)`);
+    results[`w3_n${n}_${evict ? 'replay' : 'live'}_outbox_http_ratio`] = +(httpOutbox / httpBare).toFixed(3);
+  }
+  return results;
+}
+
+const receiver = await startReceiver();
+
 try {
-  const parts = (process.env.BENCH_PARTS ?? 'throughput,w3,fanout,callbacks,b1').split(',');
+  const parts = (process.env.BENCH_PARTS ?? 'throughput,w3,fanout,callbacks,inbox,outbox,b1').split(',');
   // LangGraph runs first and alone, so neither side competes for the CPU with the other.
   const langGraph = parts.includes('w3') && process.env.BENCH_PEERS !== '0' ? measureLangGraph(String(scale)) : null;
   const langGraphUs = langGraph?.['W3 N=100'] ?? RECORDED['W3 N=100']!.langGraph;
-  // The tool service and its runvil.yaml come before the server, which bundles the file.
+  // The tool service and the runvil.yaml come before the server, which bundles the file.
   toolService = parts.includes('callbacks') ? await startToolService() : null;
-  configFile = toolService ? callbacksConfig(toolService) : null;
-  server = await startLocalServer({ port: Number(process.env.PORT || (await freePort())), token, stateDir, args: ['bench/worker-entry.ts'] });
+  configFile = benchConfig(toolService);
+  server = await startLocalServer({
+    port: Number(process.env.PORT || (await freePort())),
+    token,
+    stateDir,
+    args: ['bench/worker-entry.ts'],
+    env: { RUNVIL_NOTIFY_SECRET: NOTIFY_SECRET },
+  });
   const results = {
     ...(parts.includes('throughput') ? await throughput() : {}),
     ...(parts.includes('w3') ? await w3(langGraphUs, langGraph !== null) : {}),
     ...(parts.includes('fanout') ? await fanout() : {}),
     ...(toolService ? await callbacks(toolService) : {}),
-    ...(parts.includes('b1') ? await b1() : {}),
+    ...(parts.includes('inbox') ? await inbox() : {}),
+    ...(parts.includes('outbox') ? await outboxCost() : {}),
+    ...(parts.includes('b1') ? await b1Part((path) => api<B1Measure>('GET', path), scale) : {}),
   };
   console.log(`RESULT ${JSON.stringify(results)}`);
 } catch (error) {
@@ -361,6 +521,7 @@ try {
   process.exitCode = 1;
 } finally {
   await killLocalServer(server);
+  await receiver.close();
   rmSync(stateDir, { recursive: true, force: true });
   await toolService?.close();
   if (configFile) {

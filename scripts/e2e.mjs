@@ -11,6 +11,8 @@
  * loopback, named by a runvil.yaml the server bundles through RUNVIL_CONFIG): the service
  * verifies the signed call, answers 202, and posts the result after the restart; a call
  * whose result never comes fails at its deadline.
+ * Then the inbox and notifications (scripts/e2e-inbox.mjs): the same runvil.yaml names a
+ * notification receiver of the check's own on loopback as its notify targets.
  *
  * MCP: the server runs with a runvil.yaml (RUNVIL_CONFIG) naming the MCP reference
  * server, started here on loopback: a prompt that declares it calls `echo` and `get-sum`
@@ -28,9 +30,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeFileSync } from 'node:fs';
 import { freePort, killLocalServer, startLocalServer } from './local-server.mjs';
 import { startToolService, TOOL_SERVICE_SECRET } from './tool-service.mjs';
+import { checkInbox, NOTIFY_SECRET, notifyYaml, startReceiver } from './e2e-inbox.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const token = randomBytes(16).toString('hex');
@@ -39,6 +41,8 @@ const port = Number(process.env.PORT || (await freePort()));
 const base = `http://127.0.0.1:${port}`;
 let server = null;
 let log = '';
+// A notification receiver of the check's own, named by the same runvil.yaml (scripts/e2e-inbox.mjs).
+const receiver = await startReceiver();
 let mcp = null;
 const configFile = join(root, `.wrangler/e2e-runvil-${process.pid}.yaml`);
 const scriptFile = join(root, `.wrangler/e2e-script-${process.pid}.yaml`);
@@ -69,12 +73,16 @@ async function stopMcpServer() {
   await exited;
 }
 
-// The deployment's runvil.yaml names the tool service; its secret comes from the environment.
+// The deployment's runvil.yaml names the tool service (its secret comes from the environment),
+// the MCP reference server and a down one (written by main() once the MCP server listens),
+// and the notification receiver.
 const service = await startToolService();
-const configFile = join(root, `.wrangler/e2e-runvil-${process.pid}.yaml`);
-writeFileSync(
-  configFile,
-  `packs:
+
+/** Writes the check's runvil.yaml; npm start bundles the file RUNVIL_CONFIG names. */
+function writeConfig(mcpUrl, downUrl) {
+  writeFileSync(
+    configFile,
+    `packs:
   acme/deploy:
     http:
       url: ${service.url}
@@ -87,13 +95,24 @@ writeFileSync(
       - name: quick
         description: A deploy that must report within 2 seconds.
         timeout: 2
-`,
-);
-process.env.RUNVIL_CONFIG = configFile;
+  everything/demo:
+    description: The MCP reference server
+    mcp: { url: "${mcpUrl}" }
+  everything/down:
+    mcp: { url: "${downUrl}" }
+${notifyYaml(receiver)}`,
+  );
+}
 process.env.RUNVIL_E2E_DEPLOY_SECRET = TOOL_SERVICE_SECRET;
 
 async function startServer() {
-  server = await startLocalServer({ port, token, stateDir });
+  server = await startLocalServer({
+    port,
+    token,
+    stateDir,
+    // The notification retry schedule scaled down (50 ms, 300 ms, 3 s...): the flaky receiver's three failures take 3.35 s.
+    env: { RUNVIL_NOTIFY_SECRET: NOTIFY_SECRET, RUNVIL_NOTIFY_RETRY_SCALE: '0.005' },
+  });
 }
 
 async function killServer() {
@@ -185,7 +204,7 @@ function check(condition, what) {
 async function main() {
   mcp = await startMcpServer();
   const downUrl = `http://127.0.0.1:${await freePort()}/mcp`;
-  writeFileSync(configFile, `packs:\n  everything/demo:\n    description: The MCP reference server\n    mcp: { url: "${mcp.url}" }\n  everything/down:\n    mcp: { url: "${downUrl}" }\n`);
+  writeConfig(mcp.url, downUrl);
   // npm start bundles the file RUNVIL_CONFIG names (wrangler's build runs with this environment).
   process.env.RUNVIL_CONFIG = configFile;
   step(`the MCP reference server listens at ${mcp.url}; runvil.yaml names it`);
@@ -289,6 +308,7 @@ async function main() {
   const [a, b] = [await keyed(), await keyed()];
   check(a.status === 202 && b.status === 200 && b.body.duplicate === true && a.body.run_id === b.body.run_id, `Idempotency-Key: ${JSON.stringify([a, b])}`);
   step('a start retried with the same Idempotency-Key reached the same run');
+  await checkInbox({ api, base, step, check }, receiver);
   await mcpChecks();
 }
 
@@ -420,6 +440,7 @@ try {
   process.exitCode = 1;
 } finally {
   await killServer().catch(() => undefined);
+  await receiver.close();
   await service.close();
   await stopMcpServer().catch(() => undefined);
   rmSync(stateDir, { recursive: true, force: true });

@@ -23,6 +23,7 @@ export function commandLineOperator(answers: readonly string[], io: CliIo): Comm
   // The model's latest text not yet shown: an ask the model makes often follows what it said.
   let unseen = '';
   let terminal: LineReader | undefined;
+  let unread: Promise<string | null> | null = null;
   return {
     heard(event) {
       if (event.type === 'model_turn_completed' && typeof event.content === 'string' && event.content.trim() !== '') {
@@ -30,25 +31,52 @@ export function commandLineOperator(answers: readonly string[], io: CliIo): Comm
       }
     },
     async ask(context) {
+      const choices = context.choices;
+      const allowed = (text: string) => !choices || choices.includes(text);
       const answer = answers[next];
       if (answer !== undefined) {
         next++;
-        return { ok: true, text: answer };
+        // A given answer outside the ask's choices is refused, as the API refuses it; the ask goes on to the terminal.
+        if (allowed(answer)) return { ok: true, text: answer };
+        io.err(`--answer ${JSON.stringify(answer)} is not one of the ask's choices (${choices!.map((c) => JSON.stringify(c)).join(', ')})\n`);
       }
       if (!io.stdinIsTerminal) return { ok: false, message: OPERATOR_WINDOW_CLOSED };
       const said = context.transcript?.trim() ? context.transcript : unseen;
       unseen = '';
       // Standard error, so the run result alone reaches standard output.
       if (said.trim() !== '') io.err(`${said.trimEnd()}\n`);
-      io.err(`${context.question?.trim() ? context.question.trim() : 'The run asks for your answer.'}\n> `);
+      const question = context.question?.trim() ? context.question.trim() : 'The run asks for your answer.';
+      io.err(`${question}${choices ? ` (${choices.join(' / ')})` : ''}\n> `);
       terminal ??= new LineReader(io.stdin);
-      const line = await terminal.next();
-      return line === null ? { ok: false, message: OPERATOR_WINDOW_CLOSED } : { ok: true, text: line };
+      // With a timeout, the window closes at the deadline, as it does on the Worker.
+      const deadline = context.timeout !== undefined ? Date.now() + context.timeout * 1000 : null;
+      for (;;) {
+        // A read a closed window left waiting is the next ask's: no typed line is lost.
+        const read = unread ?? terminal.next();
+        unread = null;
+        const line = await withDeadline(read, deadline);
+        if (line === undefined) unread = read;
+        if (line === null || line === undefined) return { ok: false, message: OPERATOR_WINDOW_CLOSED };
+        if (allowed(line)) return { ok: true, text: line };
+        io.err(`Answer one of: ${choices!.join(', ')}\n> `);
+      }
     },
     close() {
       terminal?.close();
     },
   };
+}
+
+/** The line (null at the input's end), or undefined once `deadline` (ms since the epoch) has passed without one. */
+async function withDeadline(line: Promise<string | null>, deadline: number | null): Promise<string | null | undefined> {
+  if (deadline === null) return line;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const closed = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), Math.max(0, deadline - Date.now()))));
+  try {
+    return await Promise.race([line, closed]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Lines of a stream, one per call; lines typed ahead wait their turn. */

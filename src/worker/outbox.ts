@@ -35,6 +35,13 @@ export const NOTIFY_TIMEOUT_MS = 15_000;
 /** How soon a failed index write is tried again. */
 export const INDEX_RETRY_MS = 2_000;
 
+/**
+ * How long index rows wait before they are written, so that the changes of a moment (an
+ * answer, the resume, the end) go in one write; the index promises other readers a change
+ * within a second. An answer's own rows are written at once (Outbox.flushIndex).
+ */
+export const INDEX_DELAY_MS = 200;
+
 /** How soon a failed KV write is tried again. */
 export const KV_RETRY_MS = 10_000;
 
@@ -66,6 +73,8 @@ interface NotificationRecord extends NotificationDelivery {
 interface OwedIndex {
   version: number;
   asks: [string, number][];
+  /** When the oldest change owed was made (ms since the epoch). */
+  since: number;
 }
 
 interface OutboxState {
@@ -89,12 +98,14 @@ export interface OutboxHost {
   askInfo(ask: AskRecord): AskInfo;
   /** Writes the next batch of the finished run to KV (kv-sync.ts). */
   syncKv(): Promise<'done' | 'more' | 'failed'>;
-  /** Asks for the alarm to run by `at` (ms since the epoch). */
-  wake(at: number): void;
+  /** Asks for the alarm to run by `at` (ms since the epoch); `now`: a notification is owed, send it without waiting for the alarm. */
+  wake(at: number, now: boolean): void;
   /** Delivery's fetch (tests count and fail it). */
   fetch(request: Request): Promise<Response>;
   /** Scales the notification retry schedule (1 unless RUNVIL_NOTIFY_RETRY_SCALE says otherwise). */
   retryScale: number;
+  /** Called before each delivery starts (a seam for fault-injection tests). */
+  beforeDelivery(what: 'index' | 'notification' | 'kv'): void;
 }
 
 const pad = (n: number, width = 9) => String(n).padStart(width, '0');
@@ -108,6 +119,9 @@ export class Outbox {
   private indexAgain = false;
   /** When a failed index write may be tried again. */
   private indexDue = 0;
+  /** The targets (by URL) whose notifications are being sent now, and whether KV is being written: one sender each. */
+  private readonly sending = new Set<string>();
+  private kvBusy = false;
 
   constructor(private readonly host: OutboxHost) {
     this.kv = host.storage.kv;
@@ -118,23 +132,24 @@ export class Outbox {
     const meta = this.host.state.meta()!;
     const now = Date.now();
     const version = this.bumpVersion().version;
-    const owed = this.kv.get<OwedIndex>('outbox-index') ?? { version, asks: [] };
+    const owed = this.kv.get<OwedIndex>('outbox-index') ?? { version, asks: [], since: now };
     const asks = change.kind === 'ask' ? [...owed.asks.filter(([id]) => id !== change.after.ask_id), [change.after.ask_id, version] as [string, number]] : owed.asks;
-    this.kv.put('outbox-index', { version, asks } satisfies OwedIndex);
+    this.kv.put('outbox-index', { version, asks, since: owed.since ?? now } satisfies OwedIndex);
+    let notified = false;
     if (change.kind === 'ask') {
       const { before, after } = change;
-      if (before === undefined && after.state === 'pending') this.notify('ask.created', { ...this.host.askInfo(after) }, now);
+      if (before === undefined && after.state === 'pending') notified = this.notify('ask.created', { ...this.host.askInfo(after) }, now);
       if (before?.state === 'pending' && after.state !== 'pending') {
         const reason = after.state === 'answered' ? 'answered' : (after.closed_reason ?? 'cancelled');
-        this.notify('ask.closed', { run_id: meta.run_id, ask_id: after.ask_id, reason, answered_by: after.answered_by ?? null }, now);
+        notified = this.notify('ask.closed', { run_id: meta.run_id, ask_id: after.ask_id, reason, answered_by: after.answered_by ?? null }, now);
       }
     } else if (isFinal(change.after) && change.before !== change.after) {
       const progress = this.host.state.progress();
-      this.notify(`run.${change.after}` as NotificationType, { run_id: meta.run_id, prompt: meta.prompt, status: change.after, result: null, error: progress.error as Json }, now);
+      notified = this.notify(`run.${change.after}` as NotificationType, { run_id: meta.run_id, prompt: meta.prompt, status: change.after, result: null, error: progress.error as Json }, now);
       this.kv.put('outbox-kv', { due: now + KV_SYNC_DELAY_MS });
-      this.host.wake(now + KV_SYNC_DELAY_MS);
     }
-    this.host.wake(now);
+    // A notification leaves at once; index rows a moment later, with the changes made meanwhile.
+    this.host.wake(notified ? now : (owed.since ?? now) + INDEX_DELAY_MS, notified);
   }
 
   /** Owes KV the finished run (a run that ended before the outbox kept it, and is not yet in KV). */
@@ -149,12 +164,12 @@ export class Outbox {
     return state;
   }
 
-  /** Adds the notification of `type` for each target that takes it, due at `now`. */
-  private notify(type: NotificationType, data: { [key: string]: Json }, now: number): void {
+  /** Adds the notification of `type` for each target that takes it, due at `now`; true when one did. */
+  private notify(type: NotificationType, data: { [key: string]: Json }, now: number): boolean {
     const meta = this.host.state.meta()!;
     const targets = this.host.targets();
     const matching = targets.map((target, i) => [target, i] as const).filter(([target]) => target.events.has(type) && (target.prompts === null || target.prompts.has(meta.prompt)));
-    if (matching.length === 0) return;
+    if (matching.length === 0) return false;
     const state = this.kv.get<OutboxState>('outbox-state')!;
     state.notifications++;
     this.kv.put('outbox-state', state);
@@ -178,6 +193,7 @@ export class Outbox {
       this.kv.put(NOTIFICATION + key, record);
       this.kv.put(PENDING + key, NOTIFICATION + key);
     }
+    return true;
   }
 
   /** Every notification of the run, in the order they were made. */
@@ -190,6 +206,12 @@ export class Outbox {
       attempts: r.attempts,
       last_status: r.last_status,
     }));
+  }
+
+  /** When the index rows owed are due, or null when none are. */
+  private indexDueAt(): number | null {
+    const owed = this.kv.get<OwedIndex>('outbox-index');
+    return owed ? Math.max(this.indexDue, (owed.since ?? 0) + INDEX_DELAY_MS) : null;
   }
 
   /** True when index rows are owed. */
@@ -247,6 +269,7 @@ export class Outbox {
       pending_count: asks.filter((ask) => ask.state === 'pending').length + state.calls().filter((call) => call.state === 'waiting').length,
     };
     try {
+      this.host.beforeDelivery('index');
       await writeIndex(db, version, run, rows);
     } catch (error) {
       this.indexDue = Date.now() + INDEX_RETRY_MS;
@@ -258,7 +281,7 @@ export class Outbox {
     if (!after) return;
     const left = after.asks.filter(([, changed]) => changed > version);
     if (after.version <= version && left.length === 0) this.kv.delete('outbox-index');
-    else this.kv.put('outbox-index', { version: after.version, asks: left } satisfies OwedIndex);
+    else this.kv.put('outbox-index', { version: after.version, asks: left, since: Date.now() } satisfies OwedIndex);
   }
 
   /**
@@ -266,12 +289,26 @@ export class Outbox {
    * order, the next batch of KV writes. Never throws; what fails stays owed, with its next
    * attempt's time.
    */
-  async deliverDue(now: number): Promise<void> {
+  async deliverDue(now: number, only?: 'notifications'): Promise<void> {
     const work: Promise<void>[] = [];
-    if (this.indexOwed && now >= this.indexDue) work.push(this.flushIndex());
-    for (const keys of this.pendingByTarget().values()) work.push(this.deliverInOrder(keys));
+    const pending = this.pendingByTarget();
+    // An ask is in GET /asks before anyone is told of it: its rows are written first (a
+    // failed write holds nothing up; the alarm retries it).
+    const announcing = [...pending.values()].some((keys) => keys.some((key) => this.kv.get<NotificationRecord>(key)?.event === 'ask.created'));
+    if (announcing && this.indexOwed) await this.flushIndex();
+    const index = this.indexDueAt();
+    if (only === undefined && index !== null && now >= index) work.push(this.flushIndex());
+    for (const [url, keys] of pending) {
+      // Alarm invocations can overlap while one waits on a slow receiver: one sends, in order.
+      if (this.sending.has(url)) continue;
+      this.sending.add(url);
+      work.push(this.deliverInOrder(keys).finally(() => this.sending.delete(url)));
+    }
     const kv = this.kv.get<{ due: number }>('outbox-kv');
-    if (kv && now >= kv.due) work.push(this.deliverKv());
+    if (only === undefined && kv && now >= kv.due && !this.kvBusy) {
+      this.kvBusy = true;
+      work.push(this.deliverKv().finally(() => (this.kvBusy = false)));
+    }
     await Promise.all(work);
   }
 
@@ -279,7 +316,8 @@ export class Outbox {
   nextDue(): number | null {
     let next: number | null = null;
     const consider = (at: number) => (next = next === null ? at : Math.min(next, at));
-    if (this.indexOwed) consider(this.indexDue);
+    const index = this.indexDueAt();
+    if (index !== null) consider(index);
     for (const keys of this.pendingByTarget().values()) {
       const head = this.kv.get<NotificationRecord>(keys[0]!);
       if (head) consider(head.due);
@@ -330,6 +368,7 @@ export class Outbox {
 
   /** One attempt: the response's status, or null when none came (a network error, a timeout). */
   private async send(record: NotificationRecord): Promise<number | null> {
+    this.host.beforeDelivery('notification');
     const target = this.host.targets()[record.target];
     const vars = this.host.vars();
     const secret = target ? resolveConfigValue(target.secret, vars) : null;
@@ -340,7 +379,7 @@ export class Outbox {
     try {
       const body = JSON.stringify({ type: record.event, timestamp: record.timestamp, data: await this.completeData(record) });
       const at = new Date();
-      const signature = new Webhook(secret.value).sign(record.webhook_id, at, body);
+      const signature = signer(secret.value).sign(record.webhook_id, at, body);
       const response = await this.host.fetch(
         new Request(record.url, {
           method: 'POST',
@@ -371,10 +410,18 @@ export class Outbox {
   }
 
   private async deliverKv(): Promise<void> {
+    this.host.beforeDelivery('kv');
     const outcome = await this.host.syncKv();
     if (outcome === 'done') this.kv.delete('outbox-kv');
     else this.kv.put('outbox-kv', { due: outcome === 'more' ? Date.now() : Date.now() + KV_RETRY_MS });
   }
+}
+
+/** The signer of the last secret seen: decoding a secret costs more than signing. */
+let lastSigner: { secret: string; webhook: Webhook } | null = null;
+function signer(secret: string): Webhook {
+  if (lastSigner?.secret !== secret) lastSigner = { secret, webhook: new Webhook(secret) };
+  return lastSigner.webhook;
 }
 
 /** The index row of an ask. */

@@ -74,6 +74,11 @@ export interface RunObjectApi {
    */
   answer(askId: string, answer: string, answeredBy: string | null, waitMs?: number): Promise<AnswerOutcome>;
   /**
+   * Settles once the run's index rows owed so far are written (the answer route's
+   * read-your-writes: it is sent right after `answer`, and so reaches the object after it).
+   */
+  indexed(): Promise<void>;
+  /**
    * Delivers the result of a tool call that waits (the Worker has checked the credential);
    * the same result again is taken as a retry, a different one refused with 409.
    */

@@ -27,11 +27,11 @@ import { syncRunToKv } from './kv-sync.ts';
 import { publicAsk } from './ask-view.ts';
 import { textVars } from './env.ts';
 import { Outbox, type NotificationDelivery } from './outbox.ts';
-import { notifyRetryScale, notifyTargetsOf } from './notify-targets.ts';
+import { notifyRetryScale, notifyTargetsOf, publicOrigin } from './notify-targets.ts';
 import type { NotifyTarget } from '../config/deployment-config.ts';
 import { OPERATOR_WINDOW_CLOSED } from '../host/operator.ts';
 import { abandonEarlierExecution, LiveRun } from './live-run.ts';
-import type { KvNamespace } from './platform-types.ts';
+import type { D1Database, KvNamespace } from './platform-types.ts';
 import { alarmDuty, alarmTime, deathsReason, MAX_DEATHS_WITHOUT_PROGRESS, timeoutReason } from './run-alarm.ts';
 import type { AnswerOutcome, ForkSource, ForkSpec, Refusal, RunObjectApi, StartSpec, ToolResultOutcome, ViewOutcome } from './run-object-api.ts';
 import { checkedForkJournal, forkSourceOf, testFileOf } from './run-replays.ts';
@@ -40,6 +40,7 @@ import { ScriptedOperator } from '../host/operator.ts';
 import { RunState } from './run-state.ts';
 import { isFinal, type ObjectView, type RunStatus } from './run-view.ts';
 import { askInfo, objectViewOf } from './object-view.ts';
+import { judgeAnswer } from './ask-answer.ts';
 import { prepareRunPacks, withRunPacks } from './run-packs.ts';
 import { workerHost } from './worker-host.ts';
 
@@ -49,6 +50,9 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   private live: LiveRun | null = null;
   private readonly listeners = new Set<() => void>();
   private readonly outbox: Outbox;
+  /** A background delivery under way (deliverSoon), and whether more was owed meanwhile. */
+  private delivering: Promise<void> | null = null;
+  private deliverAgain = false;
   /** The alarm time this object last set (null: none, undefined: not known yet). */
   private alarmAt: number | null | undefined = undefined;
 
@@ -62,13 +66,19 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
       state: this.state,
       targets: () => this.notifyTargets(),
       vars: () => textVars(this.env),
-      db: () => this.env.RUNVIL_DB,
+      db: () => this.indexDb(),
       publicAsk: async (ask) => ({ ...(await publicAsk(this.env, this.origin(), ask)) }),
       askInfo: (ask) => askInfo(this.state.meta()!, ask),
       syncKv: () => this.syncKv(),
-      wake: (at) => queueMicrotask(() => void this.wakeBy(at)),
+      wake: (at, now) =>
+        queueMicrotask(() => {
+          this.outboxWritten();
+          void this.wakeBy(at);
+          if (now) this.deliverSoon();
+        }),
       fetch: (request) => this.deliver(request),
       retryScale: notifyRetryScale(env),
+      beforeDelivery: (what) => this.beforeDelivery(what),
     });
     this.state.onChange = (change) => this.outbox.record(change);
   }
@@ -78,6 +88,17 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     return notifyTargetsOf(this.env);
   }
 
+  /** The index database the outbox writes the run's rows to (the benchmark serves runs without one, to measure the outbox's cost). */
+  protected indexDb(): D1Database | undefined {
+    return this.env.RUNVIL_DB;
+  }
+
+  /** Called once the outbox has written what a change owes, after the change committed (a seam for fault-injection tests). */
+  protected outboxWritten(): void {}
+
+  /** Called before each outbox delivery starts (a seam for fault-injection tests). */
+  protected beforeDelivery(_what: 'index' | 'notification' | 'kv'): void {}
+
   /** Sends one notification (a seam for tests that count or fail deliveries). */
   protected deliver(request: Request): Promise<Response> {
     return fetch(request);
@@ -85,7 +106,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
 
   /** The origin answer URLs are made on: the one the run was started through. */
   private origin(): string {
-    return this.state.meta()?.origin ?? 'http://127.0.0.1:8787';
+    return publicOrigin(this.env, this.state.meta()?.origin ?? 'http://127.0.0.1:8787');
   }
 
   /** The Host a run is served with (tests serve their own). */
@@ -194,27 +215,10 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     if (!meta) return { ok: false, status: 404, message: 'no such run' };
     const ask = this.state.ask(askId);
     if (!ask) return { ok: false, status: 404, message: `run ${meta.run_id} has no ask ${JSON.stringify(askId)}` };
-    const status = this.state.progress().status;
-    if (ask.state === 'answered') {
-      // A retry of the answer taken (its response was lost) is no error; another answer is.
-      if (ask.answer === answer) {
-        await this.outbox.flushIndex();
-        return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
-      }
-      return { ok: false, status: 409, message: `ask ${askId} was already answered (at ${ask.answered_at}) with another answer; an answer is taken once` };
-    }
-    if (ask.state === 'closed' && ask.closed_reason === 'expired') {
-      return { ok: false, status: 409, message: `ask ${askId} is no longer pending: it expired at ${ask.expires_at}, so the answer is stale` };
-    }
-    if (isFinal(status)) {
-      return { ok: false, status: 409, message: `ask ${askId} is no longer pending: the run has ended (${status}), so the answer is stale` };
-    }
-    if (ask.state === 'closed') {
-      return { ok: false, status: 409, message: `ask ${askId} is no longer pending: the task that asked was cancelled, so the answer is stale` };
-    }
-    if (ask.choices && !ask.choices.includes(answer)) {
-      return { ok: false, status: 400, message: `the answer must be one of the ask's choices: ${ask.choices.map((choice) => JSON.stringify(choice)).join(', ')}`, choices: ask.choices };
-    }
+    const judged = judgeAnswer(ask, answer, this.state.progress().status);
+    // A retry of the answer taken (its response was lost) is no error; another answer is.
+    if (judged === 'retry') return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
+    if (judged !== 'take') return judged;
     this.state.atomically(() => {
       this.state.putAsk({ ...ask, state: 'answered', answer, answered_at: new Date().toISOString(), ...(answeredBy !== null ? { answered_by: answeredBy } : {}) });
       this.state.appendEvent({ type: 'ask_answered', task: chainOfAsk(askId), ask_id: askId, answered_by: answeredBy });
@@ -224,8 +228,6 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     this.launch('resume');
     // The run goes on (run_resumed); it suspends again once it waits on asks alone.
     this.refreshStatus();
-    // Read-your-writes: the ask is out of the pending list before the answer's response is sent.
-    await this.outbox.flushIndex();
     return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
   }
 
@@ -254,6 +256,10 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     if (isFinal(status)) return { ok: false, status: 409, message: `the run has already ended (${status}); there is nothing to cancel` };
     await this.stop(reason);
     return { ok: true, view: this.currentView()! };
+  }
+
+  async indexed(): Promise<void> {
+    await this.outbox.flushIndex();
   }
 
   async notifications(): Promise<NotificationDelivery[] | undefined> {
@@ -451,6 +457,24 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     this.alarmAt = at;
     if (at === null) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(at);
+  }
+
+  /**
+   * Delivers what the outbox owes now, in the background (nothing waits on it: not Lua, not
+   * the request at hand), so a notification leaves within a round trip of its change rather
+   * than at the alarm's next turn; the alarm set by wakeBy is the backstop, and retries.
+   */
+  private deliverSoon(): void {
+    if (this.delivering) {
+      this.deliverAgain = true;
+      return;
+    }
+    this.delivering = (async () => {
+      do {
+        this.deliverAgain = false;
+        await this.outbox.deliverDue(Date.now(), 'notifications').catch(() => undefined);
+      } while (this.deliverAgain);
+    })().finally(() => (this.delivering = null));
   }
 
   /** Makes sure the alarm runs by `at` (the outbox has something to deliver then). */

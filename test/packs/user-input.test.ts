@@ -3,8 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { USER_INPUT_MANIFEST, USER_INPUT_PRELUDE, userInputPack } from '../../packs/user-input/index.ts';
 import { OPERATOR_WINDOW_CLOSED, ScriptedOperator, type Operator } from '../../src/host/operator.ts';
 import { toolContext } from './helpers.ts';
+import type { Json } from '../../src/json/json.ts';
 
-const ask = (args: Record<string, string | number>, operator: Operator) =>
+const ask = (args: Record<string, Json>, operator: Operator) =>
   userInputPack().call('user-input/ask', args, toolContext({ operator }));
 
 describe('user-input/ask', () => {
@@ -36,6 +37,29 @@ describe('user-input/ask', () => {
     await ask({ question: 'Which topic?' }, operator);
     await ask({}, operator);
     expect(seen).toEqual([{ question: 'Which topic?' }, {}]);
+  });
+
+  it('hands choices and a timeout to the operator', async () => {
+    const seen: unknown[] = [];
+    const operator: Operator = {
+      async ask(context) {
+        seen.push(context);
+        return { ok: true, text: 'ship' };
+      },
+    };
+    expect(await ask({ question: 'Ship?', choices: ['ship', 'hold'], timeout: 30 }, operator)).toEqual({ ok: true, output: 'ship' });
+    expect(seen).toEqual([{ question: 'Ship?', choices: ['ship', 'hold'], timeout: 30 }]);
+  });
+
+  it('refuses choices that are not distinct non-empty strings, and a timeout that is not seconds, without asking', async () => {
+    const operator = new ScriptedOperator(['unused']);
+    for (const choices of [[], [1], ['a', 'a'], [''], 'yes', ['x'.repeat(201)], Array.from({ length: 26 }, (_, i) => `c${i}`), [null]] as Json[]) {
+      expect(await ask({ question: 'x', choices }, operator)).toEqual({ ok: false, message: 'user-input_ask: choices must be a list of 1 to 25 distinct strings of 1 to 200 characters' });
+    }
+    for (const timeout of [0, -1, '10', 2_592_001, true] as Json[]) {
+      expect(await ask({ question: 'x', timeout }, operator)).toEqual({ ok: false, message: 'user-input_ask: timeout must be a number of seconds above 0 and at most 2592000' });
+    }
+    expect(await ask({}, operator)).toEqual({ ok: true, output: 'unused' });
   });
 
   it('refuses a question that is not a string without asking', async () => {

@@ -153,6 +153,56 @@ describe('the inbox of two runs that ask', () => {
   });
 });
 
+describe('answers an attacker would send', () => {
+  it('are refused with 400 naming the field, and the ask stays pending, unanswered', async () => {
+    const runId = await start('approve', { what: 'the attack' });
+    const token = (await json<{ pending: ListedAsk[] }>(await call('GET', `/runs/${runId}`), 200)).pending[0]!.token;
+    const send = (body: unknown) => call('POST', `/runs/${runId}/asks/0-1`, { body, token });
+    for (const [body, field] of [
+      [{ answer: 1 }, 'answer'], [{ answer: ['yes'] }, 'answer'], [{ answer: null }, 'answer'], [{ answer: { yes: true } }, 'answer'], [{}, 'answer'],
+      [{ answer: 'yes', answered_by: 'x'.repeat(201) }, 'answered_by'], [{ answer: 'yes', answered_by: 7 }, 'answered_by'],
+      [{ answer: 'Yes' }, 'answer'], [{ answer: 'yes ' }, 'answer'], [{ answer: '' }, 'answer'], [{ answer: 'yes\u0000' }, 'answer'],
+      [{ answer: 'yes', extra: 1 }, 'extra'],
+    ] as const) {
+      const response = await send(body);
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(((await response.json()) as { error: { field: string } }).error.field).toBe(field);
+    }
+    const view = await json<{ status: string; pending: ListedAsk[] }>(await call('GET', `/runs/${runId}`), 200);
+    expect(view.status).toBe('suspended');
+    expect(view.pending.map((ask) => ask.ask_id)).toEqual(['0-1']);
+    await eventually(async () => expect((await asks('prompt=approve')).asks.map((ask) => ask.run_id)).toContain(runId));
+    await json(await call('POST', `/runs/${runId}/cancel`), 200);
+  });
+});
+
+describe('choices and timeouts a prompt gets wrong', () => {
+  const BAD = (args: string) => `---
+name: bad-ask
+description: Asks with bad choices or timeout.
+runvil: 0
+uses: [user-input]
+---
+# Bad ask
+
+## Ask
+${lua(`local ok, err = pcall(tools.call, 'user-input/ask', ${args})
+return tostring(ok) .. '|' .. tostring(err)`)}`;
+
+  it('fail the call with a model-safe message, asking no one', async () => {
+    for (const args of [
+      "{ question = 'x', choices = {} }", "{ question = 'x', choices = { 1, 2 } }", "{ question = 'x', choices = { 'a', 'a' } }", "{ question = 'x', choices = { '' } }",
+      "{ question = 'x', choices = 'yes' }", "{ question = 'x', choices = { ('y'):rep(201) } }", "{ question = 'x', timeout = 0 }", "{ question = 'x', timeout = -5 }",
+      "{ question = 'x', timeout = '10' }", "{ question = 'x', timeout = 1e9 }",
+    ]) {
+      expect([200, 201]).toContain((await call('PUT', '/prompts/bad-ask', { body: BAD(args) })).status);
+      const view = await json<{ status: string; result: string }>(await call('POST', '/prompts/bad-ask/runs?wait=10', { body: {} }), 200);
+      expect(view.status, args).toBe('completed');
+      expect(view.result, args).toMatch(/^false\|tool call failure: user-input_ask: (argument|choices|timeout)/);
+    }
+  });
+});
+
 describe('an ask with a timeout', () => {
   it('closes as expired at its deadline; the call fails with the closed window, and the ask is listed as expired', async () => {
     const runId = await start('hurry');
@@ -174,7 +224,11 @@ describe('an ask with a timeout', () => {
 describe('pages', () => {
   it('follow next_cursor through every run and every ask, once each, and end with null', async () => {
     const ids = [await start('approve', { what: 'p1' }), await start('approve', { what: 'p2' }), await start('approve', { what: 'p3' })];
-    await eventually(async () => expect((await asks('prompt=approve')).asks.length).toBe(3));
+    // Other changes show within a second: the three runs' rows, once their asks are pending.
+    await eventually(async () => {
+      expect((await asks('prompt=approve')).asks.length).toBe(3);
+      expect((await runs('prompt=approve&status=suspended')).runs.length).toBe(3);
+    });
     const seen: string[] = [];
     let cursor: string | null = null;
     do {

@@ -98,6 +98,7 @@ describe('a run whose object is dropped while it runs', () => {
     const fault = armFault(2);
     const runId = await start();
     await fault;
+    await outboxQuiet(runId);
     await dropObjects();
     expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
     const view = await settledWithoutWaking(runId);
@@ -106,6 +107,19 @@ describe('a run whose object is dropped while it runs', () => {
     expect((await finished(runId)).events).toEqual(baseline.events);
   });
 });
+
+/**
+ * Waits until the run's outbox owes no index rows and its alarm is set: the alarm that
+ * delivers them is not running when the object is dropped (a running alarm has none set).
+ */
+async function outboxQuiet(runId: string): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const [alarm, owed] = await runInDurableObject(stubOf(runId), async (_instance: unknown, state: { storage: { kv: { get(key: string): unknown }; getAlarm(): Promise<number | null> } }) => [await state.storage.getAlarm(), state.storage.kv.get('outbox-index')]);
+    if (alarm !== null && owed === undefined) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`run ${runId}'s outbox never settled`);
+}
 
 /** Waits for the run to suspend by reading its storage, without a request that would wake it. */
 async function settledWithoutWaking(runId: string): Promise<RunView> {

@@ -9,6 +9,7 @@ import { ApiError } from '../http-error.ts';
 import { checkPromptName, findPrompt, listPrompts, savePrompt } from '../prompt-library.ts';
 import { checkDedupeKey, dedupedRunId, MAX_IDEMPOTENCY_KEY_CHARS } from '../run-ids.ts';
 import { startRun } from '../start-run.ts';
+import { publicOrigin } from '../notify-targets.ts';
 import { waitSeconds } from '../wait.ts';
 import type { Json } from '../../json/json.ts';
 
@@ -54,5 +55,5 @@ promptRoutes.post('/prompts/:name/runs', async (c) => {
   const duplicate = key !== undefined ? { duplicate: !started.created } : {};
   const status = !started.created ? 200 : wait === 0 || started.view.status === 'running' ? 202 : 200;
   if (wait === 0) return c.json({ run_id: started.view.run_id, status: started.view.status, ...duplicate }, status);
-  return c.json({ ...(await publicView(c.env, new URL(c.req.url).origin, started.view)), ...duplicate }, status);
+  return c.json({ ...(await publicView(c.env, publicOrigin(c.env, new URL(c.req.url).origin), started.view)), ...duplicate }, status);
 });

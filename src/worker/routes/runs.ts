@@ -10,6 +10,7 @@ import type { Env } from '../env.ts';
 import { ApiError } from '../http-error.ts';
 import type { Refusal } from '../run-object-api.ts';
 import { rawPath } from '../request-path.ts';
+import { publicOrigin } from '../notify-targets.ts';
 import { runObject } from '../run-ids.ts';
 import { waitSeconds } from '../wait.ts';
 import { KvRunStore, readRunRecord } from '../run-store-kv.ts';
@@ -19,7 +20,7 @@ import type { Json } from '../../json/json.ts';
 /** The longest `answered_by` an answer may carry, in characters. */
 export const MAX_ANSWERED_BY_CHARS = 200;
 
-const originOf = (request: Request): string => new URL(request.url).origin;
+const originOf = (request: Request, env: Env): string => publicOrigin(env, new URL(request.url).origin);
 
 /** The run routes. */
 export const runRoutes = new Hono<{ Bindings: Env }>();
@@ -27,7 +28,7 @@ export const runRoutes = new Hono<{ Bindings: Env }>();
 runRoutes.get('/runs/:id', requireApiToken, async (c) => {
   const id = c.req.param('id');
   const view = await runObject(c.env, id).view();
-  if (view) return c.json(await publicView(c.env, originOf(c.req.raw), view));
+  if (view) return c.json(await publicView(c.env, originOf(c.req.raw, c.env), view));
   // The object no longer holds the run: its final record in KV, if there is one.
   const record = await readRunRecord(c.env.RUNVIL_KV, id);
   if (!record) throw new ApiError(404, `no run ${JSON.stringify(id)}`);
@@ -58,9 +59,13 @@ runRoutes.post('/runs/:id/asks/:ask_id', async (c) => {
   if (typeof body.answer !== 'string') throw new ApiError(400, '`answer` must be a string: the operator\'s answer text', { field: 'answer' });
   const answeredBy = answeredByOf(body.answered_by);
   // One call: the object answers once the run has suspended again or ended, or at `wait`.
-  const outcome = await runObject(c.env, runId).answer(askId, body.answer, answeredBy, wait * 1000);
+  // Read-your-writes: beside it, and delivered after it, the call that settles once the
+  // index rows are written, so the ask is out of GET /asks?status=pending before this
+  // response is sent. The index write runs while the run resumes.
+  const run = runObject(c.env, runId);
+  const [outcome] = await Promise.all([run.answer(askId, body.answer, answeredBy, wait * 1000), run.indexed()]);
   if (!outcome.ok) throw refused(outcome, runId);
-  const origin = originOf(c.req.raw);
+  const origin = originOf(c.req.raw, c.env);
   if (credential.kind === 'api') return c.json(await publicView(c.env, origin, outcome.view));
   // The holder of one ask's token sees that ask and the run's status: no other ask, no result.
   return c.json(await askTokenResponse(c.env, origin, outcome.ask, outcome.view));
@@ -74,7 +79,7 @@ runRoutes.post('/runs/:id/cancel', requireApiToken, async (c) => {
   if (body.reason !== undefined && typeof body.reason !== 'string') throw new ApiError(400, '`reason` must be a string', { field: 'reason' });
   const outcome = await run.cancel(body.reason?.trim() || 'cancelled through the API');
   if (!outcome.ok) throw refused(outcome, c.req.param('id'));
-  return c.json(await publicView(c.env, originOf(c.req.raw), outcome.view));
+  return c.json(await publicView(c.env, originOf(c.req.raw, c.env), outcome.view));
 });
 
 runRoutes.get('/runs/:id/notifications', requireApiToken, async (c) => {

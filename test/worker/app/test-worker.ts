@@ -28,7 +28,7 @@ import type { NotifyTarget } from '../../../src/config/deployment-config.ts';
 export const notifications: {
   targets: NotifyTarget[];
   sent: { url: string; headers: Record<string, string>; body: string }[];
-  respond: (url: string, attempt: number) => number | null;
+  respond: (sent: { url: string; headers: Record<string, string>; body: string }) => number | null;
 } = { targets: [], sent: [], respond: () => 204 };
 
 let faultAt: number | null = null;
@@ -76,6 +76,22 @@ export function failKvPut(at: number): void {
   kvFault = { at, seen: 0 };
 }
 
+/**
+ * Outbox faults: `killOutbox('write', n)` makes the run objects reset themselves (as a crash
+ * would) right after the n-th outbox write from now on (the write of what a change owes,
+ * made in the change's transaction); `killOutbox('delivery', n)` right before the n-th
+ * delivery (an index write, a notification, a KV batch) starts. `outboxKilled()` says
+ * whether it has happened.
+ */
+export function killOutbox(at: 'write' | 'delivery', n: number): void {
+  outboxFault = { at, left: n, fired: false };
+}
+
+/** True once the armed outbox fault has fired. */
+export const outboxKilled = (): boolean => outboxFault?.fired ?? false;
+
+let outboxFault: { at: 'write' | 'delivery'; left: number; fired: boolean } | null = null;
+
 /** The run object with the test Host, the fault seam and its alarms' KV operations logged. */
 export class RunObject extends WorkerRunObject {
   private alarmOps: AlarmKvOps | null = null;
@@ -84,15 +100,28 @@ export class RunObject extends WorkerRunObject {
     return testHost(this.env, operator, this.ctx.id.toString());
   }
 
+  protected override outboxWritten(): void {
+    this.outboxFault('write');
+  }
+
+  protected override beforeDelivery(): void {
+    this.outboxFault('delivery');
+  }
+
+  private outboxFault(at: 'write' | 'delivery'): void {
+    if (!outboxFault || outboxFault.fired || outboxFault.at !== at || --outboxFault.left > 0) return;
+    outboxFault.fired = true;
+    this.ctx.abort(`killed at an outbox ${at} (test fault)`);
+  }
+
   protected override notifyTargets(): readonly NotifyTarget[] {
     return notifications.targets;
   }
 
   protected override async deliver(request: Request): Promise<Response> {
-    const body = await request.text();
-    notifications.sent.push({ url: request.url, headers: Object.fromEntries([...(request.headers as unknown as Iterable<[string, string]>)]), body });
-    const attempt = notifications.sent.filter((sent) => sent.url === request.url && JSON.parse(sent.body).type !== undefined && sent.headers['webhook-id'] === request.headers.get('webhook-id')).length;
-    const status = notifications.respond(request.url, attempt);
+    const sent = { url: request.url, headers: Object.fromEntries([...(request.headers as unknown as Iterable<[string, string]>)]), body: await request.text() };
+    notifications.sent.push(sent);
+    const status = notifications.respond(sent);
     if (status === null) throw new TypeError('fetch failed (a test fault)');
     return new Response(null, { status });
   }
