@@ -18,7 +18,7 @@ import type { Operator } from '../src/host/operator.ts';
 import type { Pack } from '../src/host/pack.ts';
 import type { ModelProvider, ModelRequest } from '../src/models/provider.ts';
 import { measurePeers, RECORDED } from './peers.ts';
-import { grabPack } from './workloads.ts';
+import { B1_RESULT, B1_SOURCE, grabPack } from './workloads.ts';
 
 const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
 // The peers run first, alone, so neither side competes for the CPU with the other.
@@ -101,10 +101,7 @@ for (const k of [0, 10, 100, 1000]) {
 }
 
 // B1: a 20-section pure-Lua prompt against 20 bare VMs ----------------------------------------
-const sections = Array.from({ length: 20 }, (_, i) =>
-  `## Step ${i + 1}\n\n\`\`\`lua\nvar.total = (var.total or 0) + ${i + 1}\nlocal parts = {}\nfor j = 1, 10 do parts[j] = tostring(j * ${i + 1}) end\nvar.last = table.concat(parts, ',')\n${i === 19 ? "return 'total ' .. var.total" : ''}\n\`\`\`\n`,
-).join('\n');
-const source = `---\nname: bench\ndescription: Twenty pure-Lua sections.\nrunvil: 0\n---\n\n# Bench\n\n${sections}`;
+const source = B1_SOURCE;
 const harness = createHarness({
   runId: 'bench', store: new MemoryRunStore(), packs: new Map(), services: servicesOf(),
   operator: { ask: async () => ({ ok: false, message: 'no operator' }) },
@@ -114,7 +111,7 @@ const runTwenty = async () => {
   const parsed = parsePrompt(source, 'bench.md');
   if (!parsed.ok) throw new Error('bench prompt does not parse');
   const outcome = await runPrompt({ prompt: parsed.prompt, platform, harness });
-  if (outcome.status !== 'completed' || outcome.result !== 'total 210') throw new Error(`bench run: ${JSON.stringify(outcome)}`);
+  if (outcome.status !== 'completed' || outcome.result !== B1_RESULT) throw new Error(`bench run: ${JSON.stringify(outcome)}`);
 };
 // The baseline is a bare wasmoon VM as wasmoon offers one (factory.createEngine), the unit
 // the platform notes measure. Runvil itself makes its VMs with the raw C API, cheaper still;

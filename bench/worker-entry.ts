@@ -7,7 +7,8 @@
  * times the resume inside the Worker, `POST /bench/answer-batch`, which times a batch of
  * them back to back, and `GET /bench/fanout?name=fanout|calls&items=N`, which runs
  * the fanout measurement of worker-fanout.ts on the isolate's own LuaPlatform (the one its
- * runs use) and answers it as JSON.
+ * runs use) and answers it as JSON, and `GET /bench/b1?iterations=N`, which measures B1 on
+ * that platform against bare VMs of the isolate's factory (worker-b1.ts).
  */
 import '../src/worker/lua-factory.ts';
 import type { HostConfig } from '../src/host/host.ts';
@@ -20,6 +21,9 @@ import { runObject } from '../src/worker/run-ids.ts';
 import { isolatePlatform } from '../src/worker/lua-platform.ts';
 import { RunObject as WorkerRunObject } from '../src/worker/run-object.ts';
 import { measureFanout } from './worker-fanout.ts';
+import { measureB1 } from './worker-b1.ts';
+import { createWorkerdLuaFactory } from '../src/worker/lua-factory.ts';
+import glue from 'wasmoon/dist/glue.wasm';
 import type { NotifyTarget } from '../src/config/deployment-config.ts';
 import type { D1Database } from '../src/worker/platform-types.ts';
 import { grabPack, w3Reply } from './workloads.ts';
@@ -138,6 +142,10 @@ app.get('/bench/fanout', requireApiToken, async (c) => {
   const name = c.req.query('name') === 'calls' ? 'calls' : 'fanout';
   const items = Number(c.req.query('items') ?? '1000');
   return c.json(await measureFanout(await isolatePlatform(), name, items));
+});
+app.get('/bench/b1', requireApiToken, async (c) => {
+  const iterations = Math.max(1, Number(c.req.query('iterations') ?? '50') || 50);
+  return c.json(await measureB1(await isolatePlatform(), await createWorkerdLuaFactory(glue), iterations));
 });
 
 export default app;

@@ -33,6 +33,9 @@
  *    just before the POST to that call's arrival at the service (the same clock, this
  *    process). The run is live in its object's memory. Goal: the tool result within 1.5x
  *    the ask's answer (both are a stored record, a wake of the waiting chain and a send).
+ *  - B1 inside the Worker isolate (bench/worker-b1.ts): parse and run the 20-section pure-Lua
+ *    prompt on the isolate's platform, as a ratio to 20 bare VMs of the isolate's wasmoon
+ *    factory, measured in the same request (target, as in Node: at most 2x).
  *  - the inbox (`BENCH_PARTS=inbox`): with a notification receiver of the benchmark's own on
  *    loopback (runvil.yaml's `notify:`), the time from a run's start to its ask.created
  *    arriving, and from an answer to the next ask's ask.created (median and p90); GET /asks
@@ -44,9 +47,8 @@
  *    nothing to deliver (bench/worker-entry.ts), target within 10%; and the answer over
  *    HTTP, which also waits for the answer's own index write (read-your-writes).
  * Every other time includes one HTTP round trip on 127.0.0.1 through wrangler's local proxy;
- * the `GET /health` median is printed beside them. test/worker/w3-resume.test.ts times the same
- * resumes inside workerd, without HTTP. Run with `npm run bench:worker` (BENCH_SCALE=0.1
- * for a quick pass, BENCH_PARTS=w3 for one part: throughput, w3, fanout, callbacks).
+ * the `GET /health` median is printed beside them. Run with `npm run bench:worker` (BENCH_SCALE=0.1
+ * for a quick pass, BENCH_PARTS=w3 for one part: throughput, w3, fanout, callbacks, inbox, outbox, b1).
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -54,6 +56,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { freePort, killLocalServer, startLocalServer, type LocalServer } from '../scripts/local-server.mjs';
+import { b1Part, type B1Measure } from './worker-b1.ts';
 import { describeMeasure, expectedResult, ISOLATE_BYTES, VM_BOUND, type FanoutMeasure } from './worker-fanout.ts';
 import { measureLangGraph, RECORDED } from './peers.ts';
 import { W3 } from './workloads.ts';
@@ -488,7 +491,7 @@ async function outboxCost(): Promise<Record<string, number>> {
 const receiver = await startReceiver();
 
 try {
-  const parts = (process.env.BENCH_PARTS ?? 'throughput,w3,fanout,callbacks,inbox,outbox').split(',');
+  const parts = (process.env.BENCH_PARTS ?? 'throughput,w3,fanout,callbacks,inbox,outbox,b1').split(',');
   // LangGraph runs first and alone, so neither side competes for the CPU with the other.
   const langGraph = parts.includes('w3') && process.env.BENCH_PEERS !== '0' ? measureLangGraph(String(scale)) : null;
   const langGraphUs = langGraph?.['W3 N=100'] ?? RECORDED['W3 N=100']!.langGraph;
@@ -509,6 +512,7 @@ try {
     ...(toolService ? await callbacks(toolService) : {}),
     ...(parts.includes('inbox') ? await inbox() : {}),
     ...(parts.includes('outbox') ? await outboxCost() : {}),
+    ...(parts.includes('b1') ? await b1Part((path) => api<B1Measure>('GET', path), scale) : {}),
   };
   console.log(`RESULT ${JSON.stringify(results)}`);
 } catch (error) {

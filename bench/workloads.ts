@@ -53,3 +53,13 @@ if ok or type(err) ~= 'table' then error(err) end
 return err.answer
 \`\`\`
 `;
+
+/** B1's prompt: twenty pure-Lua sections, each adding to a var; it returns `total 210` (B1_RESULT). */
+export const B1_SOURCE = `---\nname: bench\ndescription: Twenty pure-Lua sections.\nrunvil: 0\n---\n\n# Bench\n\n${Array.from(
+  { length: 20 },
+  (_, i) =>
+    `## Step ${i + 1}\n\n\`\`\`lua\nvar.total = (var.total or 0) + ${i + 1}\nlocal parts = {}\nfor j = 1, 10 do parts[j] = tostring(j * ${i + 1}) end\nvar.last = table.concat(parts, ',')\n${i === 19 ? "return 'total ' .. var.total" : ''}\n\`\`\`\n`,
+).join('\n')}`;
+
+/** What B1's prompt returns. */
+export const B1_RESULT = 'total 210';

@@ -3,7 +3,7 @@
  * the operator's text, trusted; a failed ask answers the operator's model-safe message.
  */
 import type { Pack } from '../../src/host/pack.ts';
-import type { Json } from '../../src/prompt/types.ts';
+import type { Json } from '../../src/json/json.ts';
 import { MAX_ASK_TIMEOUT_SECONDS, MAX_CHOICE_CHARS, MAX_CHOICES, USER_INPUT_MANIFEST } from './manifest.ts';
 
 /** user-input/ask's failure when the question is given but is not a string. */

@@ -3,7 +3,7 @@
  * `runvil/search-provider` service. The Pack cannot serve without a search provider, so a
  * Host with none leaves it out (and refuses a prompt that declares it).
  */
-import type { Json } from '../../src/prompt/types.ts';
+import type { Json } from '../../src/json/json.ts';
 import type { Pack, ServiceDirectory, ToolContext, ToolOutcome } from '../../src/host/pack.ts';
 import { createPageFetcher, couldNotFetch, type PageFetcher } from './fetch-page.ts';
 import { DEFAULT_SEARCH_COUNT, MAX_SEARCH_COUNT, SEARCH_PROVIDER_SERVICE, WEB_MANIFEST, WEB_UNAVAILABLE } from './manifest.ts';

@@ -11,7 +11,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Delivery } from '../host/memory-call-ledger.ts';
 import { isCallId, toolResultOf, type ToolResult } from '../host/tool-calls.ts';
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 
 /** The largest result body the listener reads: 1 MiB, as the Worker. */
 const MAX_BODY_BYTES = 1024 * 1024;

@@ -7,13 +7,13 @@
  */
 import type { JournalEntry } from '../engine/journal.ts';
 import type { LuaPlatform } from '../engine/lua/vm.ts';
-import { fixtureHost } from '../host/fixture-host.ts';
+import { fixtureHost } from '../fixture/fixture-host.ts';
 import { fileChangesOf } from '../host/fork.ts';
 import { runOnHost } from '../host/host.ts';
 import { MemoryRunStore } from '../host/run-store.ts';
 import { parsePrompt } from '../prompt/index.ts';
 import { argsFromData } from '../prompt/run-args.ts';
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import { UsageError } from './args.ts';
 import { loadTestFile } from './test-file.ts';
 

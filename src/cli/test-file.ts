@@ -8,13 +8,13 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, relative, resolve } from 'node:path';
-import type { FixtureHostSpec } from '../host/fixture-host.ts';
+import type { FixtureHostSpec } from '../fixture/fixture-host.ts';
 import type { FixturePackSpec } from '../host/fixture-pack.ts';
 import type { RecordedCall } from '../host/recording.ts';
 import type { ScriptedReply } from '../models/scripted.ts';
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import { validateScriptFile, validateTestFile } from './test-file-validator.generated.js';
-import { parseShaped, pathText, type ShapeProblem } from './yaml-shape.ts';
+import { parseShaped, pathText, type ShapeProblem } from '../config/yaml-shape.ts';
 
 /** What a test expects; every expectation given must hold. */
 export interface Expectation {

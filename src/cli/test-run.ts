@@ -5,7 +5,7 @@
  */
 import type { EntryTimeLimit } from '../engine/entry-clock.ts';
 import type { LuaPlatform } from '../engine/lua/vm.ts';
-import { fixtureHost } from '../host/fixture-host.ts';
+import { fixtureHost } from '../fixture/fixture-host.ts';
 import { runOnHost } from '../host/host.ts';
 import { parsePrompt } from '../prompt/index.ts';
 import { argsFromData } from '../prompt/run-args.ts';

@@ -5,7 +5,7 @@
  * (`resolveConfigValue`), so a secret set after the build is seen, and a missing one is an
  * error that names it at the moment it matters.
  */
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 
 /** A string from `runvil.yaml` that may hold `${NAME}` references, resolved at use. */
 export type ConfigText = string;

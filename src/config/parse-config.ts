@@ -7,9 +7,9 @@
  * on a trusted Pack only, URLs that are http(s). Platform-neutral: the Worker parses its
  * bundled copy with it, the command line and the build check files with it.
  */
-import { parseShaped, pathText, type ShapeProblem } from '../cli/yaml-shape.ts';
+import { parseShaped, pathText, type ShapeProblem } from './yaml-shape.ts';
 import { parseName, parsePackId, DEFAULT_VENDOR } from '../prompt/name-grammar.ts';
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import {
   NOTIFICATION_TYPES,
   type ConfiguredPack,

@@ -2,7 +2,7 @@
  * The run's catalog as the Engine sees it: the Packs the run knows and the data of every
  * catalog tool (never its code). The Host prepares it (src/host/catalog.ts).
  */
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 
 /** The names the task built-ins reserve. */
 export const TASK_BUILTINS = ['task', 'task_cancel', 'task_status', 'await_tasks'] as const;

@@ -3,8 +3,8 @@
  * Lua runtime sent, with a running digest, so a round sends only what changed and a replay
  * compares a digest instead of the whole conversation.
  */
-import type { Json } from '../prompt/types.ts';
-import { digestText } from './journal.ts';
+import type { Json } from '../json/json.ts';
+import { digestText } from '../json/digest.ts';
 
 /** The records of one conversation and the digest of each prefix of them. */
 export class Conversation {

@@ -5,8 +5,8 @@
  * whose prompt left its recording all say what was recorded and what the prompt asks for
  * now with these, never with a digest.
  */
-import type { EffectRequest } from './effects.ts';
-import { canonicalJson, type StepRequest } from './journal.ts';
+import type { EffectRequest, StepRequest } from './effects.ts';
+import { canonicalJson } from '../json/canonical-json.ts';
 
 /** The longest JSON text of arguments (or of a message) a description quotes before it cuts it short. */
 const QUOTE_CHARS = 160;

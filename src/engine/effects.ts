@@ -2,7 +2,7 @@
  * Effects: every piece of I/O the Engine asks for. The Engine issues a request, the
  * Harness (src/host) performs it and answers; the answer is journaled before Lua sees it.
  */
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 
 /** Who made a tool call, as the chapter's tool-call records name it. */
 export interface CallOrigin {
@@ -48,3 +48,11 @@ export const answered = (value: Json): EffectAnswer => ({ ok: true, value });
 
 /** A failed answer. */
 export const failed = (kind: string, message: string): EffectAnswer => ({ ok: false, error: { kind, message } });
+
+/**
+ * A scheduler step record's request: the step released the chains its answer lists
+ * (scheduler.ts). Only runs with concurrent chains journal any.
+ */
+export interface StepRequest {
+  op: 'scheduler.step';
+}

@@ -1,7 +1,7 @@
 /**
  * Run events: the JSON records a run reports, in order, to whoever watches it.
  */
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import type { RunMeter } from './run-meter.ts';
 
 /** One event: `seq` orders them; `section`, `task` and `turn` say where it happened. */

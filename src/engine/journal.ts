@@ -2,18 +2,10 @@
  * The journal: every effect's request and answer, keyed by (chain, sequence number).
  * Replaying a run over its journal reproduces it without calling the Harness again.
  */
-import type { Json } from '../prompt/types.ts';
-import { failed, type EffectAnswer, type EffectContext, type EffectRequest, type Harness } from './effects.ts';
+import { sameJson } from '../json/canonical-json.ts';
+import { failed, type EffectAnswer, type EffectContext, type EffectRequest, type Harness, type StepRequest } from './effects.ts';
 import type { RunMeter } from './run-meter.ts';
 import { differenceWords, effectWords, sectionWords } from './effect-words.ts';
-
-/**
- * A scheduler step record's request: the step released the chains its answer lists
- * (scheduler.ts). Only runs with concurrent chains journal any.
- */
-export interface StepRequest {
-  op: 'scheduler.step';
-}
 
 /** The chain id the scheduler's step records are journaled under (no chain id is a word). */
 export const SCHEDULER_CHAIN = 'scheduler';
@@ -28,90 +20,6 @@ export interface JournalEntry {
 
 /** Raised inside the Engine when a replay asks for something other than what the journal holds. */
 export class DeterminismViolation extends Error {}
-
-/**
- * JSON text with object keys sorted (bytewise, as the Lua runtime's encoder sorts them), so
- * two equal values give the same text on every run.
- */
-export function canonicalJson(value: Json | EffectRequest | StepRequest | undefined): string {
-  if (value === undefined) return undefined as unknown as string;
-  return write(value as unknown);
-}
-
-// Built as one string, with no array of parts: every tool call's arguments and every record
-// a round makes are written here, on a replay too.
-function write(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) {
-    let text = '[';
-    for (let i = 0; i < value.length; i++) text += (i === 0 ? '' : ',') + (value[i] === undefined ? 'null' : write(value[i]));
-    return `${text}]`;
-  }
-  const record = value as Record<string, unknown>;
-  const keys = Object.keys(record);
-  if (keys.length > 1) keys.sort();
-  let text = '{';
-  for (const key of keys) {
-    const item = record[key];
-    if (item !== undefined) text += (text.length === 1 ? '' : ',') + JSON.stringify(key) + ':' + write(item);
-  }
-  return `${text}}`;
-}
-
-/**
- * Whether two JSON values are equal, object keys in any order. Walks both rather than
- * serialising them: a replay compares every effect it replays.
- */
-export function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const left = a as Record<string, unknown>;
-  const right = b as Record<string, unknown>;
-  // for-in rather than Object.keys: a replay compares two requests a step, and makes no key
-  // lists this way (JSON values inherit no enumerable keys).
-  let count = 0;
-  for (const key in left) {
-    const value = left[key];
-    if (value === undefined) continue;
-    count++;
-    if (!Object.hasOwn(right, key) || !sameJson(value, right[key])) return false;
-  }
-  for (const key in right) if (right[key] !== undefined) count--;
-  return count === 0;
-}
-
-/**
- * A 64-bit FNV-1a digest of a text, in hex: a fingerprint for noticing a replay that asks for
- * something else, not a defence against anyone forging one. Several parts digest as their
- * concatenation would, without making it.
- */
-export function digestText(...parts: string[]): string {
-  let a = 0x811c9dc5;
-  let b = 0x050c5d1f;
-  for (let p = 0; p < parts.length; p++) {
-    const text = parts[p]!;
-    for (let i = 0; i < text.length; i++) {
-      const code = text.charCodeAt(i);
-      a = Math.imul(a ^ code, 0x01000193);
-      b = Math.imul(b ^ code, 0x01000193) ^ (a >>> 7);
-    }
-  }
-  return hex32(a) + hex32(b);
-}
-
-// A replay digests every round: by table, the hex takes a third of the time toString(16) and padStart do.
-const HEX_BYTES = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
-
-/** A 32-bit value as 8 lower-case hex digits. */
-function hex32(value: number): string {
-  return HEX_BYTES[value >>> 24]! + HEX_BYTES[(value >>> 16) & 0xff]! + HEX_BYTES[(value >>> 8) & 0xff]! + HEX_BYTES[value & 0xff]!;
-}
 
 /**
  * Performs effects for one run: answers from the journal while it lasts (checking that the

@@ -2,8 +2,8 @@
  * Checking a model's reply before the loop acts on it: a reply is checked as a whole, and
  * one bad tool call fails the round so none of its calls runs ("The arguments the model sends").
  */
-import type { Json } from '../prompt/types.ts';
-import { canonicalJson } from './journal.ts';
+import type { Json } from '../json/json.ts';
+import { canonicalJson } from '../json/canonical-json.ts';
 
 /** A reply as the Lua runtime reads it: each call's arguments as JSON object text. */
 export interface CheckedReply {

@@ -1,7 +1,8 @@
 /**
  * The state one run shares across its section entries.
  */
-import type { Json, Prompt, SectionBody } from '../prompt/types.ts';
+import type { Prompt, SectionBody } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import type { StopSwitch, RunLimits } from './budget.ts';
 import type { EventLog } from './events.ts';
 import type { EffectRunner } from './journal.ts';

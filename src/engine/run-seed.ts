@@ -2,13 +2,7 @@
  * Everything random in a run comes from its seed: the untrusted-envelope nonce and each
  * section VM's math.random seed. Same seed, same run.
  */
-
-async function sha256(text: string): Promise<Uint8Array> {
-  // WebCrypto is part of the web platform both Node and workerd implement.
-  return new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
-}
-
-const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+import { hexOf, sha256 } from '../json/digest.ts';
 
 /** The run's derived randomness. */
 export interface RunSeed {
@@ -35,7 +29,7 @@ export function deriveRunSeed(seed: string): Promise<RunSeed> {
 }
 
 async function derive(seed: string): Promise<RunSeed> {
-  const nonce = hex((await sha256(`runvil nonce\0${seed}`)).slice(0, 16));
+  const nonce = hexOf((await sha256(`runvil nonce\0${seed}`)).slice(0, 16));
   const base = await sha256(`runvil random\0${seed}`);
   const view = new DataView(base.buffer);
   const hi = view.getUint32(0);

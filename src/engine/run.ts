@@ -3,7 +3,8 @@
  * section returns a value or the file ends. Every effect goes through the Harness and the
  * journal, so a run can be replayed from its journal.
  */
-import type { Json, Prompt } from '../prompt/types.ts';
+import type { Prompt } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import { DEFAULT_LIMITS, StopSwitch, type RunLimits } from './budget.ts';
 import type { Harness } from './effects.ts';
 import { type RunError } from './errors.ts';

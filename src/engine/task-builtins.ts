@@ -1,7 +1,7 @@
 /**
  * The task built-ins as a model round advertises them ("Letting the model start tasks").
  */
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 
 /** Each built-in's wire definition, in the order a round lists them. */
 export const TASK_BUILTIN_TOOLS: { name: string; description: string; parameters: Json }[] = [

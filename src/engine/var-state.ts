@@ -7,8 +7,8 @@
  * `toString` are keys like any other. The document's size (its canonical JSON in UTF-8
  * bytes) is kept per container as writes land, so the cap costs no walk of the document.
  */
-import type { Json } from '../prompt/types.ts';
-import { canonicalJson } from './journal.ts';
+import type { Json } from '../json/json.ts';
+import { canonicalJson } from '../json/canonical-json.ts';
 
 /** A path into var: string keys for objects, 1-based integers for list items. */
 export type VarPath = (string | number)[];

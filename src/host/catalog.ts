@@ -4,7 +4,8 @@
  * "What declaring a Pack does").
  */
 import { parseToolId, wireName, isValidWireName } from '../prompt/name-grammar.ts';
-import type { Json, Prompt } from '../prompt/types.ts';
+import type { Prompt } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import type { Pack, ServiceDirectory } from './pack.ts';
 import { TASK_BUILTINS, type CatalogTool, type RunCatalog } from '../engine/catalog.ts';
 import { checkPackManifest, manifestName } from './pack-manifest.ts';

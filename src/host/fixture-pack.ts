@@ -2,7 +2,7 @@
  * Third-party Packs described by a test file (`host.packs`): a manifest built from the
  * description and tools that answer their fixed output text or failure text.
  */
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import type { Pack, ToolContext, ToolManifest, ToolOutcome } from './pack.ts';
 import { callIdOf, callClosed, noResultWithin } from './tool-calls.ts';
 

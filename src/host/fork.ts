@@ -12,7 +12,8 @@
 import type { JournalEntry } from '../engine/journal.ts';
 import type { LuaPlatform } from '../engine/lua/vm.ts';
 import { effectWords, sectionWords } from '../engine/effect-words.ts';
-import type { Json, Prompt } from '../prompt/types.ts';
+import type { Prompt } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import { runOnHost, type HostConfig } from './host.ts';
 import { ScriptedOperator } from './operator.ts';
 import { ASK_TOOL } from './recording.ts';

@@ -2,20 +2,16 @@
  * The Harness: performs every effect the Engine asks for, with the run's store, its Packs,
  * its operator and its models.
  */
-import type { Json, ModelConfig } from '../prompt/types.ts';
+import type { ModelConfig } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import { answered, failed, type EffectAnswer, type EffectContext, type EffectRequest, type Harness } from '../engine/effects.ts';
-import type { ModelProvider, ModelRequest } from '../models/provider.ts';
+import type { ModelDirectory, ModelProvider, ModelRequest } from '../models/provider.ts';
 import type { Operator } from './operator.ts';
 import type { Pack, ServiceDirectory } from './pack.ts';
 import type { Recording } from './recording.ts';
 import type { RunStore } from './run-store.ts';
 import type { CallLedger } from './tool-calls.ts';
 import { checkToolArguments } from './tool-arguments.ts';
-
-/** Chooses the provider for a role's model config; a string is why there is none. */
-export interface ModelDirectory {
-  provider(config: ModelConfig, role: string): ModelProvider | string;
-}
 
 /** What one run's Harness works with. */
 export interface HarnessOptions {

@@ -6,7 +6,8 @@
 import type { LuaPlatform } from '../engine/lua/vm.ts';
 import { runPrompt, type RunOptions, type RunOutcome } from '../engine/run.ts';
 import { prepareCatalog } from './catalog.ts';
-import { createHarness, servicesOf, type ModelDirectory } from './harness.ts';
+import { createHarness, servicesOf } from './harness.ts';
+import type { ModelDirectory } from '../models/provider.ts';
 import type { Operator } from './operator.ts';
 import type { Pack } from './pack.ts';
 import type { CallLedger } from './tool-calls.ts';

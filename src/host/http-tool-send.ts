@@ -6,7 +6,7 @@
  * followed: a signed call and its callback token go to the configured URL and nowhere else.
  */
 import { Webhook } from 'standardwebhooks';
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import type { ToolResult } from './tool-calls.ts';
 
 /** How often and how patiently a call is tried. */

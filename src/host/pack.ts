@@ -2,7 +2,7 @@
  * Packs as the Host sees them: a manifest (what the run's catalog shows) and the code that
  * performs its tools.
  */
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import type { RunStore } from './run-store.ts';
 import type { Operator } from './operator.ts';
 import type { CallLedger } from './tool-calls.ts';

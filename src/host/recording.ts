@@ -8,10 +8,11 @@
  * the Host's fixtures. An operator ask (`user-input/ask`) takes its answer from the test's
  * `answers:`; only an ask the recording holds next (one that failed) is answered from it.
  */
-import { DeterminismViolation, canonicalJson, sameJson } from '../engine/journal.ts';
+import { DeterminismViolation } from '../engine/journal.ts';
+import { canonicalJson, sameJson } from '../json/canonical-json.ts';
 import { clip, effectWords, sectionWords } from '../engine/effect-words.ts';
 import { answered, failed, type EffectAnswer, type EffectRequest } from '../engine/effects.ts';
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 
 /** The tool through which a run asks its operator; its answers live in `answers:`. */
 export const ASK_TOOL = 'user-input/ask';

@@ -10,7 +10,7 @@
 import { stringify } from 'yaml';
 import { effectWords, sectionWords } from '../engine/effect-words.ts';
 import { SCHEDULER_CHAIN, type JournalEntry } from '../engine/journal.ts';
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import type { PackManifest } from './pack.ts';
 import { ASK_TOOL } from './recording.ts';
 

@@ -12,7 +12,7 @@
  */
 import { Validator, type OutputUnit, type Schema, type SchemaDraft } from '@cfworker/json-schema';
 import { wireName } from '../prompt/name-grammar.ts';
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import type { ToolManifest } from './pack.ts';
 
 /** A tool's compiled check: a Validator, none (its schema describes no arguments), or why it cannot check. */

@@ -6,7 +6,9 @@
  * ledger keeps it: a replay that reaches a call finds its record and waits again, or takes
  * the result that came while nothing ran, without sending the call again.
  */
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
+import { canonicalJson } from '../json/canonical-json.ts';
+import { hexOf, sha256 } from '../json/digest.ts';
 
 /** What a service delivers for a call: its output, or its model-safe failure text. */
 export type ToolResult = { output: Json } | { error: string };
@@ -71,17 +73,9 @@ export function callClosed(tool: string): string {
   return `${tool}: the call was abandoned before its result came`;
 }
 
-/** JSON text with object keys sorted, so that two equal results compare equal whatever their key order. */
-export function canonicalJson(value: Json): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const keys = Object.keys(value).sort();
-  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key]!)}`).join(',')}}`;
-}
-
-/** True when two results are the same (the same output, or the same error text). */
+/** True when two results are the same (the same output, or the same error text), whatever their key order. */
 export function sameResult(a: ToolResult, b: ToolResult): boolean {
-  return canonicalJson(a as unknown as Json) === canonicalJson(b as unknown as Json);
+  return canonicalJson(a) === canonicalJson(b);
 }
 
 /**
@@ -90,8 +84,8 @@ export function sameResult(a: ToolResult, b: ToolResult): boolean {
  * from many runs never share an id. `tc_` and 32 hex digits of SHA-256.
  */
 export async function callIdOf(runId: string, effect: { chain: string; seq: number }): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`runvil tool call v1\n${runId}\n${effect.chain}-${effect.seq}`));
-  return `tc_${Array.from(new Uint8Array(digest).subarray(0, 16), (b) => b.toString(16).padStart(2, '0')).join('')}`;
+  const digest = await sha256(`runvil tool call v1\n${runId}\n${effect.chain}-${effect.seq}`);
+  return `tc_${hexOf(digest.subarray(0, 16))}`;
 }
 
 /** True for a text that may be a call id (checked before anything looks it up). */

@@ -3,7 +3,7 @@
  * prompt travels apart from the messages, tool calls are `tool_use` blocks and tool
  * results `tool_result` blocks of one user message.
  */
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import { postJson, shapeFailure, type RoundOptions } from './http-round.ts';
 import type { MessageRecord, ModelProvider, ModelRequest } from './provider.ts';
 import { isRecord, originOf, sameOrigin, stringField, tokenUsage, trimBase } from './wire-values.ts';

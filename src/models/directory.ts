@@ -3,12 +3,11 @@
  * from the Host's environment (never from a prompt). `{}` is the Host's default model:
  * `RUNVIL_DEFAULT_MODEL`, else the first provider the environment has a key or binding for.
  */
-import type { ModelDirectory } from '../host/harness.ts';
 import type { ModelConfig } from '../prompt/types.ts';
 import { ANTHROPIC_BASE_URL, ANTHROPIC_DEFAULT_MODEL, anthropicProvider } from './anthropic.ts';
 import type { RoundOptions } from './http-round.ts';
 import { OPENAI_BASE_URL, OPENAI_DEFAULT_MODEL, openAiProvider } from './openai.ts';
-import type { ModelProvider } from './provider.ts';
+import type { ModelDirectory, ModelProvider } from './provider.ts';
 import { sameOrigin } from './wire-values.ts';
 import { WORKERS_AI_DEFAULT_MODEL, workersAiProvider, type AiBinding } from './workers-ai.ts';
 

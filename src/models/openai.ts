@@ -3,7 +3,7 @@
  * which OpenAI, Workers AI's OpenAI-compatible endpoint, vLLM, Ollama, OpenRouter and other
  * compatible servers speak.
  */
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import { postJson, shapeFailure, type RoundOptions } from './http-round.ts';
 import type { MessageRecord, ModelOutcome, ModelProvider, ModelReply, ModelRequest } from './provider.ts';
 import { argumentsText, isRecord, originOf, sameOrigin, stringField, tokenUsage, toolArguments, trimBase } from './wire-values.ts';

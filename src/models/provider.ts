@@ -2,7 +2,13 @@
  * Model providers behind one interface: the scripted provider of tests, and the real
  * OpenAI-compatible, Anthropic and Workers AI providers.
  */
-import type { Json, ModelConfig } from '../prompt/types.ts';
+import type { ModelConfig } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
+
+/** Chooses the provider for a role's model config; a string is why there is none. */
+export interface ModelDirectory {
+  provider(config: ModelConfig, role: string): ModelProvider | string;
+}
 
 /** One record of a conversation. */
 export interface MessageRecord {

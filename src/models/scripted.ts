@@ -2,7 +2,7 @@
  * The scripted provider: replies taken in order by every model round, for prompt tests and
  * `runvil run --script`. Users test their prompts with it, without a network or a key.
  */
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import type { ModelOutcome, ModelProvider, ModelRequest } from './provider.ts';
 
 /** One scripted reply as a test file writes it. */

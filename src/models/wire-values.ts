@@ -2,7 +2,7 @@
  * Reading the loosely typed JSON a provider answers: records, arguments, token counts. The
  * Engine checks the reply as a whole (src/engine/model-reply.ts); these only translate.
  */
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import type { ModelReply } from './provider.ts';
 
 /** A JSON object (not an array, not null). */

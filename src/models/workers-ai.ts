@@ -3,7 +3,7 @@
  * when the Engine runs in a Worker. Models answer `{ response, tool_calls: [{ name, arguments }] }`
  * (tool calls without ids) or the OpenAI-compatible `{ choices: [{ message }] }`.
  */
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import { DEFAULT_TIMEOUT_MS, durationText, excerpt } from './http-round.ts';
 import { openAiMessageReply } from './openai.ts';
 import type { MessageRecord, ModelOutcome, ModelProvider, ModelRequest, ToolCall } from './provider.ts';

@@ -9,7 +9,8 @@ import validate from './frontmatter-validator.generated.js';
 import { describeSchemaError, type ShapeIssue } from './frontmatter-messages.ts';
 import { checkUsesEntries } from './uses-entries.ts';
 import { findNodeOffsets } from './yaml-nodes.ts';
-import type { ArgSpec, ArgType, Frontmatter, Json, ModelConfig, PromptError, UsesEntry } from './types.ts';
+import type { ArgSpec, ArgType, Frontmatter, ModelConfig, PromptError, UsesEntry } from './types.ts';
+import type { Json } from '../json/json.ts';
 
 /** The prefix of every frontmatter message. */
 export const FRONTMATTER_PREFIX = 'invalid frontmatter: ';

@@ -3,7 +3,8 @@
  * coerced by the declared type, values from a test file are checked as they are, defaults
  * fill what was not given, and anything undeclared, ill-typed or missing is refused.
  */
-import type { ArgSpec, ArgType, Json } from './types.ts';
+import type { ArgSpec, ArgType } from './types.ts';
+import type { Json } from '../json/json.ts';
 
 /** The run's arguments, or why they do not fit the prompt (naming the argument). */
 export type ArgsOutcome = { ok: true; args: { [name: string]: Json } } | { ok: false; arg: string; message: string };

@@ -1,9 +1,7 @@
 /**
  * The parsed form of a prompt file: what `src/prompt/` produces and the Engine consumes.
  */
-
-/** A JSON value as the Engine passes it around. */
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+import type { Json } from '../json/json.ts';
 
 /** One entry of the frontmatter's `uses:` list, already checked against the name grammar. */
 export interface UsesEntry {

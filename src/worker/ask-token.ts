@@ -11,6 +11,7 @@
  */
 import type { Env } from './env.ts';
 import { sameSecret } from './constant-time.ts';
+import { hexOf } from '../json/digest.ts';
 
 const LABEL = 'runvil ask token v1';
 const encoder = new TextEncoder();
@@ -47,7 +48,7 @@ export async function derivedToken(env: Env, label: string, runId: string, id: s
   if (secret === null) return null;
   // The run id is 64 hex digits and holds no newline, so the message names one (run, id) pair.
   const mac = await crypto.subtle.sign('HMAC', await keyOf(secret), encoder.encode(`${label}\n${runId}\n${id}`));
-  return Array.from(new Uint8Array(mac), (b) => b.toString(16).padStart(2, '0')).join('');
+  return hexOf(new Uint8Array(mac));
 }
 
 /** True when `token` is the answer token of ask `askId` of run `runId` (compared in constant time). */

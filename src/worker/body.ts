@@ -3,7 +3,7 @@
  * anything is parsed or stored.
  */
 import { ApiError } from './http-error.ts';
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 
 /** The largest body any route accepts: 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;

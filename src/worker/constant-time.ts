@@ -4,6 +4,7 @@
  * the contents. It is synchronous, where hashing both sides first cost a few hundred
  * microseconds of every authenticated request.
  */
+import { hexOf } from '../json/digest.ts';
 
 const encoder = new TextEncoder();
 
@@ -23,5 +24,5 @@ export function sameSecret(given: string, expected: string): boolean {
 /** A fresh unguessable token: 32 random bytes as hex. */
 export function randomToken(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  return hexOf(bytes);
 }

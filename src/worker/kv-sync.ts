@@ -12,8 +12,9 @@
  * writes again at most what its progress did not record yet, and ends the same.
  */
 import type { KvNamespace } from './platform-types.ts';
+import type { RunState } from './run-state.ts';
 import { fitsKvKey, kvKeys, writeRunRecord } from './run-store-kv.ts';
-import type { RunRecord } from './run-view.ts';
+import type { ObjectView, RunRecord } from './run-view.ts';
 
 /** The most KV operations one alarm invocation makes: half the 1,000 Cloudflare allows, leaving room. */
 export const KV_OPS_PER_ALARM = 500;
@@ -63,4 +64,34 @@ export async function syncToKv(kv: KvNamespace, run: FinishedRun, from: number, 
   } catch (error) {
     return { files: next, done: false, ops, failure: error instanceof Error ? error.message : String(error) };
   }
+}
+
+/**
+ * Writes the next files of the finished run (`view` is its view) to KV, at most
+ * KV_OPS_PER_ALARM operations' worth, and the record once every file is there; keeps in
+ * `state` how far it got. A failure is logged and left to the alarm to retry, from where it
+ * stopped.
+ */
+export async function syncRunToKv(kv: KvNamespace, state: RunState, view: ObjectView): Promise<'done' | 'more' | 'failed'> {
+  const files = state.files();
+  const { pending: _pending, ...record } = view;
+  const step = await syncToKv(
+    kv,
+    {
+      runId: view.run_id,
+      files,
+      file: (path) => state.file(path) ?? '',
+      record: () => ({ ...record, args: state.args(), files }),
+      eventTexts: () => state.eventTexts(),
+    },
+    state.progress().kv_files ?? 0,
+  );
+  state.markKvFiles(step.files);
+  if (step.done) {
+    state.markKvSynced();
+    return 'done';
+  }
+  if (step.failure === undefined) return 'more';
+  console.error(`run ${view.run_id}: writing to KV failed after ${step.files} of ${files.length} files, the alarm retries: ${step.failure}`);
+  return 'failed';
 }

@@ -26,7 +26,7 @@
 import type { JournalEntry } from '../engine/journal.ts';
 import type { RunOutcome } from '../engine/run.ts';
 import { runOnHost, type HostConfig } from '../host/host.ts';
-import type { ModelDirectory } from '../host/harness.ts';
+import type { ModelDirectory } from '../models/provider.ts';
 import type { Operator } from '../host/operator.ts';
 import type { Pack } from '../host/pack.ts';
 import { parsePromptCached } from './parsed-prompts.ts';

@@ -19,7 +19,7 @@
  */
 import { Webhook } from 'standardwebhooks';
 import { resolveConfigValue, type NotificationType, type NotifyTarget } from '../config/deployment-config.ts';
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import type { DoStorage, D1Database, SyncKv } from './platform-types.ts';
 import type { AskRow } from './run-index.ts';
 import { writeIndex } from './run-index.ts';

@@ -8,7 +8,8 @@
  * least once, so whatever the alarm does is safe to do twice. The object sets the alarm for
  * the earliest of these duties.
  */
-import type { RunMeta, RunProgress } from './run-state.ts';
+import { nextCallDeadline } from './call-broker.ts';
+import type { RunMeta, RunProgress, RunState } from './run-state.ts';
 import { isFinal } from './run-view.ts';
 
 /**
@@ -61,4 +62,24 @@ export function timeoutReason(seconds: number): string {
 export function runTimeoutSeconds(text: unknown): number {
   const seconds = Number(text);
   return typeof text === 'string' && Number.isFinite(seconds) && seconds > 0 ? seconds : DEFAULT_RUN_TIMEOUT_SECONDS;
+}
+
+/**
+ * When the alarm must run: the earliest of the run's duty (nextAlarm), `outboxDue` (the
+ * outbox's next delivery), the next pending ask's deadline and the next waiting tool call's
+ * deadline; a time already past is `now` (the alarm runs at once). Null when none is due.
+ */
+export function alarmTime(state: RunState, outboxDue: number | null, now: number): number | null {
+  const meta = state.meta();
+  if (!meta) return null;
+  const progress = state.progress();
+  const times = [isFinal(progress.status) ? null : nextAlarm(meta, progress, now), outboxDue];
+  if (!isFinal(progress.status)) for (const ask of state.asks()) if (ask.state === 'pending' && ask.expires_at) times.push(Date.parse(ask.expires_at));
+  // A waiting tool call's deadline wakes the run too.
+  if (!isFinal(progress.status)) {
+    const deadline = nextCallDeadline(state);
+    if (deadline !== null) times.push(deadline);
+  }
+  const due = times.filter((at): at is number => at !== null);
+  return due.length === 0 ? null : Math.max(now, Math.min(...due));
 }

@@ -3,7 +3,7 @@
  * with the HTTP status the route gives them, so that a refused request changes nothing.
  */
 import type { JournalEntry } from '../engine/journal.ts';
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import type { ToolResult } from '../host/tool-calls.ts';
 import type { NotificationDelivery } from './outbox.ts';
 import type { AskInfo, ObjectView } from './run-view.ts';

@@ -4,23 +4,26 @@
  * pending; an answer resumes it, from the live VM when the object still holds it, by
  * replay of the journal when the object was evicted or restarted. Both give the same
  * result and the same events.
+ *
+ * Around it: the view it answers with (object-view.ts), the configured Packs a run keeps
+ * (run-packs.ts), a tool call's callback (call-callback.ts), when its alarm runs and what it
+ * does then (run-alarm.ts), the finished run's KV writes (kv-sync.ts), notifications and the
+ * index (outbox.ts).
  */
 import { DurableObject } from 'cloudflare:workers';
 import type { JournalEntry } from '../engine/journal.ts';
 import type { RunOutcome } from '../engine/run.ts';
 import type { HostConfig } from '../host/host.ts';
 import type { Operator } from '../host/operator.ts';
-import { snapshotPacks, snapshotPacksToPacks } from '../host/configured-packs.ts';
-import { askIdOf, chainOfAsk } from './ask-broker.ts';
-import { resolveConfigValue, type DeploymentConfig } from '../config/deployment-config.ts';
+import { chainOfAsk } from './ask-broker.ts';
+import type { DeploymentConfig } from '../config/deployment-config.ts';
 import { deploymentConfig } from './deployment.ts';
-import { parsePromptCached } from './parsed-prompts.ts';
 import type { ToolResult } from '../host/tool-calls.ts';
-import { closeOpenCalls, expireCalls, nextCallDeadline, pendingCall, takeResult } from './call-broker.ts';
-import { callToken } from './call-token.ts';
+import { closeOpenCalls, expireCalls, takeResult } from './call-broker.ts';
+import { callbackOf } from './call-callback.ts';
 import type { Env } from './env.ts';
 import { eventStream, resumePoint } from './event-stream.ts';
-import { syncToKv } from './kv-sync.ts';
+import { syncRunToKv } from './kv-sync.ts';
 import { publicAsk } from './ask-view.ts';
 import { textVars } from './env.ts';
 import { Outbox, type NotificationDelivery } from './outbox.ts';
@@ -29,13 +32,16 @@ import type { NotifyTarget } from '../config/deployment-config.ts';
 import { OPERATOR_WINDOW_CLOSED } from '../host/operator.ts';
 import { abandonEarlierExecution, LiveRun } from './live-run.ts';
 import type { D1Database, KvNamespace } from './platform-types.ts';
-import { alarmDuty, deathsReason, MAX_DEATHS_WITHOUT_PROGRESS, nextAlarm, timeoutReason } from './run-alarm.ts';
+import { alarmDuty, alarmTime, deathsReason, MAX_DEATHS_WITHOUT_PROGRESS, timeoutReason } from './run-alarm.ts';
 import type { AnswerOutcome, ForkSource, ForkSpec, Refusal, RunObjectApi, StartSpec, ToolResultOutcome, ViewOutcome } from './run-object-api.ts';
 import { checkedForkJournal, forkSourceOf, testFileOf } from './run-replays.ts';
 import { fileChangesOf } from '../host/fork.ts';
 import { ScriptedOperator } from '../host/operator.ts';
-import { RunState, type RunMeta } from './run-state.ts';
-import { isFinal, type AskInfo, type AskRecord, type ObjectView, type PendingToolCall, type RunStatus } from './run-view.ts';
+import { RunState } from './run-state.ts';
+import { isFinal, type ObjectView, type RunStatus } from './run-view.ts';
+import { askInfo, objectViewOf } from './object-view.ts';
+import { judgeAnswer } from './ask-answer.ts';
+import { prepareRunPacks, withRunPacks } from './run-packs.ts';
 import { workerHost } from './worker-host.ts';
 
 /** The run Durable Object. */
@@ -111,39 +117,6 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   /** The deployment's configuration (runvil.yaml, bundled). */
   protected config(): DeploymentConfig {
     return deploymentConfig();
-  }
-
-  /**
-   * Reads the tool lists of the configured MCP Packs the prompt declares, once: the run
-   * keeps them (run-state.ts `packs`), so a resume or a replay offers the same tools
-   * whatever the server lists later, and needs no round trip to start.
-   */
-  private async preparePacks(): Promise<void> {
-    if (this.state.packSnapshots() !== null) return;
-    const meta = this.state.meta()!;
-    const parsed = parsePromptCached(this.state.source(), `${meta.prompt}.md`);
-    const snapshots = parsed.ok ? await snapshotPacks(deploymentConfig(), parsed.prompt, textVars(this.env)) : [];
-    this.state.putPackSnapshots(snapshots);
-  }
-
-  /** The Host with the configured Packs the run was prepared with; their progress notifications become `tool_progress` events. */
-  private withConfiguredPacks(host: HostConfig): HostConfig {
-    const snapshots = this.state.packSnapshots() ?? [];
-    if (snapshots.length === 0) return host;
-    const packs = snapshotPacksToPacks(snapshots, textVars(this.env), (tool, context, step) => {
-      this.state.appendEvent({
-        type: 'tool_progress',
-        section: null,
-        task: context.effect?.chain ?? '0',
-        turn: 0,
-        tool,
-        call: context.effect ? askIdOf(context.effect) : null,
-        progress: step.progress,
-        total: step.total ?? null,
-        message: step.message ?? null,
-      });
-    });
-    return { ...host, packs: [...host.packs, ...packs] };
   }
 
   /** Called after each new journal entry is committed; a seam for fault-injection tests. */
@@ -242,24 +215,10 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     if (!meta) return { ok: false, status: 404, message: 'no such run' };
     const ask = this.state.ask(askId);
     if (!ask) return { ok: false, status: 404, message: `run ${meta.run_id} has no ask ${JSON.stringify(askId)}` };
-    const status = this.state.progress().status;
-    if (ask.state === 'answered') {
-      // A retry of the answer taken (its response was lost) is no error; another answer is.
-      if (ask.answer === answer) return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
-      return { ok: false, status: 409, message: `ask ${askId} was already answered (at ${ask.answered_at}) with another answer; an answer is taken once` };
-    }
-    if (ask.state === 'closed' && ask.closed_reason === 'expired') {
-      return { ok: false, status: 409, message: `ask ${askId} is no longer pending: it expired at ${ask.expires_at}, so the answer is stale` };
-    }
-    if (isFinal(status)) {
-      return { ok: false, status: 409, message: `ask ${askId} is no longer pending: the run has ended (${status}), so the answer is stale` };
-    }
-    if (ask.state === 'closed') {
-      return { ok: false, status: 409, message: `ask ${askId} is no longer pending: the task that asked was cancelled, so the answer is stale` };
-    }
-    if (ask.choices && !ask.choices.includes(answer)) {
-      return { ok: false, status: 400, message: `the answer must be one of the ask's choices: ${ask.choices.map((choice) => JSON.stringify(choice)).join(', ')}`, choices: ask.choices };
-    }
+    const judged = judgeAnswer(ask, answer, this.state.progress().status);
+    // A retry of the answer taken (its response was lost) is no error; another answer is.
+    if (judged === 'retry') return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
+    if (judged !== 'take') return judged;
     this.state.atomically(() => {
       this.state.putAsk({ ...ask, state: 'answered', answer, answered_at: new Date().toISOString(), ...(answeredBy !== null ? { answered_by: answeredBy } : {}) });
       this.state.appendEvent({ type: 'ask_answered', task: chainOfAsk(askId), ask_id: askId, answered_by: answeredBy });
@@ -366,21 +325,6 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   }
 
   /**
-   * The callback URL and token of a tool call: on `public_url` from runvil.yaml, else on the
-   * origin of the request that started the run.
-   */
-  private async callbackOf(callId: string): Promise<{ url: string; token: string }> {
-    const meta = this.state.meta()!;
-    const configured = this.config().publicUrl;
-    const resolved = configured === null ? null : resolveConfigValue(configured, textVars(this.env));
-    if (resolved && !resolved.ok) throw new Error(resolved.error.message);
-    const origin = (resolved?.value ?? meta.origin ?? '').replace(/\/+$/, '');
-    const token = await callToken(this.env, meta.run_id, callId);
-    if (origin === '' || token === null) throw new Error('no callback URL or token: set public_url in runvil.yaml and RUNVIL_API_TOKEN');
-    return { url: `${origin}/runs/${meta.run_id}/tool-results/${callId}`, token };
-  }
-
-  /**
    * Closes, as expired, every pending ask whose deadline has passed: the run's wait on it
    * ends with the closed window (the call fails with OPERATOR_WINDOW_CLOSED), from the live
    * run, or from a replay, which finds the ask closed.
@@ -427,11 +371,11 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     }
     const live = new LiveRun({
       state: this.state,
-      prepare: () => this.preparePacks(),
-      host: (operator) => this.withConfiguredPacks(this.host(operator)),
+      prepare: () => prepareRunPacks(this.state, deploymentConfig(), textVars(this.env)),
+      host: (operator) => withRunPacks(this.state, this.host(operator), textVars(this.env)),
       journaled: (index, entry) => this.afterJournal(index, entry),
       changed: () => this.refreshStatus(),
-      callbacks: (callId) => this.callbackOf(callId),
+      callbacks: (callId) => callbackOf(this.env, this.config(), this.state.meta()!, callId),
     });
     this.live = live;
     live.outcome.then(
@@ -482,34 +426,9 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     await this.armAlarm();
   }
 
-  /**
-   * Writes the next files of the finished run to KV, at most KV_OPS_PER_ALARM operations'
-   * worth, and the record once every file is there (kv-sync.ts); keeps how far it got. A
-   * failure is retried by the alarm, from where it stopped.
-   */
-  private async syncKv(): Promise<'done' | 'more' | 'failed'> {
-    const view = this.currentView()!;
-    const files = this.state.files();
-    const { pending: _pending, ...record } = view;
-    const step = await syncToKv(
-      this.kv(),
-      {
-        runId: view.run_id,
-        files,
-        file: (path) => this.state.file(path) ?? '',
-        record: () => ({ ...record, args: this.state.args(), files }),
-        eventTexts: () => this.state.eventTexts(),
-      },
-      this.state.progress().kv_files ?? 0,
-    );
-    this.state.markKvFiles(step.files);
-    if (step.done) {
-      this.state.markKvSynced();
-      return 'done';
-    }
-    if (step.failure === undefined) return 'more';
-    console.error(`run ${view.run_id}: writing to KV failed after ${step.files} of ${files.length} files, the alarm retries: ${step.failure}`);
-    return 'failed';
+  /** Writes the next files of the finished run to KV (kv-sync.ts); the alarm retries a failure. */
+  private syncKv(): Promise<'done' | 'more' | 'failed'> {
+    return syncRunToKv(this.kv(), this.state, this.currentView()!);
   }
 
   /**
@@ -531,22 +450,10 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     void this.armAlarm();
   }
 
-  /** Sets the alarm for the earliest of the run's duty (run-alarm.ts), the outbox's next delivery, and the next ask deadline. */
+  /** Sets the alarm for the earliest of the run's duty (run-alarm.ts), the outbox's next delivery, and the next ask and call deadlines. */
   private async armAlarm(): Promise<void> {
-    const meta = this.state.meta();
-    if (!meta) return;
-    const progress = this.state.progress();
-    const now = Date.now();
-    const times = [isFinal(progress.status) ? null : nextAlarm(meta, progress, now), this.outbox.nextDue()];
-    if (!isFinal(progress.status)) for (const ask of this.state.asks()) if (ask.state === 'pending' && ask.expires_at) times.push(Date.parse(ask.expires_at));
-    // A waiting tool call's deadline wakes the run too.
-    if (!isFinal(progress.status)) {
-      const deadline = nextCallDeadline(this.state);
-      if (deadline !== null) times.push(deadline);
-    }
-    const due = times.filter((at): at is number => at !== null);
-    // A time already past runs the alarm at once.
-    const at = due.length === 0 ? null : Math.max(now, Math.min(...due));
+    if (!this.state.meta()) return;
+    const at = alarmTime(this.state, this.outbox.nextDue(), Date.now());
     this.alarmAt = at;
     if (at === null) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(at);
@@ -583,45 +490,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   }
 
   private currentView(): ObjectView | null {
-    const meta = this.state.meta();
-    if (!meta) return null;
-    const progress = this.state.progress();
-    return {
-      run_id: meta.run_id,
-      prompt: meta.prompt,
-      status: progress.status,
-      result: progress.status === 'completed' ? this.state.result() : null,
-      error: progress.error,
-      pending: [
-        ...this.state
-          .asks()
-          .filter((ask) => ask.state === 'pending')
-          .map((ask) => ({ at: ask.asked_at, entry: askInfo(meta, ask) as AskInfo | PendingToolCall })),
-        ...this.state
-          .calls()
-          .filter((record) => record.state === 'waiting')
-          .map((record) => ({ at: record.called_at, entry: pendingCall(record) })),
-      ]
-        .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))
-        .map(({ entry }) => entry),
-      created_at: meta.created_at,
-      ended_at: progress.ended_at,
-      ...(meta.forked_from ? { forked_from: meta.forked_from } : {}),
-    };
+    return objectViewOf(this.state);
   }
 }
 
-/** An ask as the run object shows it (the Worker adds its token and answer URL). */
-function askInfo(meta: RunMeta, ask: AskRecord): AskInfo {
-  return {
-    kind: 'ask',
-    ask_id: ask.ask_id,
-    run_id: meta.run_id,
-    prompt: meta.prompt,
-    task: chainOfAsk(ask.ask_id),
-    question: ask.question,
-    choices: ask.choices ?? null,
-    asked_at: ask.asked_at,
-    expires_at: ask.expires_at ?? null,
-  };
-}

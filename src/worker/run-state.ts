@@ -24,7 +24,7 @@
  */
 import type { JournalEntry } from '../engine/journal.ts';
 import type { PackSnapshot } from '../host/configured-packs.ts';
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import { deleteText, getText, putNewText, putText, textOf } from './chunked-kv.ts';
 import type { DoStorage, SyncKv } from './platform-types.ts';
 import type { AskRecord, RunErrorView, RunStatus, StreamEvent } from './run-view.ts';

@@ -2,7 +2,7 @@
  * How a run looks from outside: the status and records the API answers, the records the
  * run object keeps, and the final record written to KV.
  */
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 
 /** A run's status. `suspended`: the run can go no further until an operator ask is answered. */
 export type RunStatus = 'running' | 'suspended' | 'completed' | 'failed' | 'cancelled';

@@ -4,7 +4,7 @@
  * then is the run object created.
  */
 import { argsFromData } from '../prompt/run-args.ts';
-import type { Json } from '../prompt/types.ts';
+import type { Json } from '../json/json.ts';
 import type { Env } from './env.ts';
 import { ApiError } from './http-error.ts';
 import type { DoId } from './platform-types.ts';

@@ -6,7 +6,7 @@
 import type { LuaPlatform } from '../../src/engine/lua/vm.ts';
 import type { RunOutcome } from '../../src/engine/run.ts';
 import type { RunEvent } from '../../src/engine/events.ts';
-import { fixtureHost, type FixtureHostSpec } from '../../src/host/fixture-host.ts';
+import { fixtureHost, type FixtureHostSpec } from '../../src/fixture/fixture-host.ts';
 import { runOnHost } from '../../src/host/host.ts';
 import type { ModelRequest } from '../../src/models/provider.ts';
 import type { ScriptedProvider, ScriptedReply } from '../../src/models/scripted.ts';

@@ -142,7 +142,7 @@ describe('the same seed gives the same run', () => {
 
 describe('comparing a replayed effect with its journal entry', () => {
   it('ignores key order and tells different values apart', async () => {
-    const { sameJson } = await import('../../src/engine/journal.ts');
+    const { sameJson } = await import('../../src/json/canonical-json.ts');
     expect(sameJson({ op: 'x', args: { a: 1, b: [1, { c: null }] } }, { args: { b: [1, { c: null }], a: 1 }, op: 'x' })).toBe(true);
     expect(sameJson({ a: 1 }, { a: 1, b: 2 })).toBe(false);
     expect(sameJson({ a: [1, 2] }, { a: [2, 1] })).toBe(false);
@@ -153,7 +153,7 @@ describe('comparing a replayed effect with its journal entry', () => {
 
 describe('the digest a model round is journaled by', () => {
   it('stays what journals already hold, and digests parts as their concatenation', async () => {
-    const { digestText } = await import('../../src/engine/journal.ts');
+    const { digestText } = await import('../../src/json/digest.ts');
     // Pinned: a change here makes every stored journal's model rounds read as diverged.
     expect(digestText('{"role":"user"}')).toBe('3dfa53b0b23995f9');
     expect(digestText('')).toBe('811c9dc5050c5d1f');

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LuaPlatform } from '../../src/engine/lua/vm.ts';
 import type { RunEvent } from '../../src/engine/events.ts';
-import { fixtureHost } from '../../src/host/fixture-host.ts';
+import { fixtureHost } from '../../src/fixture/fixture-host.ts';
 import { runOnHost } from '../../src/host/host.ts';
 import type { AskContext, Operator, OperatorAnswer } from '../../src/host/operator.ts';
 import type { RunStore } from '../../src/host/run-store.ts';

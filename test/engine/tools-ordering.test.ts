@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LuaPlatform } from '../../src/engine/lua/vm.ts';
-import { fixtureHost, type FixtureHostSpec } from '../../src/host/fixture-host.ts';
+import { fixtureHost, type FixtureHostSpec } from '../../src/fixture/fixture-host.ts';
 import { runOnHost } from '../../src/host/host.ts';
 import type { Pack } from '../../src/host/pack.ts';
 import type { ScriptedReply } from '../../src/models/scripted.ts';

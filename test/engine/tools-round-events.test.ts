@@ -9,7 +9,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/engine/events.ts';
 import type { LuaPlatform } from '../../src/engine/lua/vm.ts';
-import { fixtureHost } from '../../src/host/fixture-host.ts';
+import { fixtureHost } from '../../src/fixture/fixture-host.ts';
 import { runOnHost } from '../../src/host/host.ts';
 import { lua, newPlatform, prompt } from './helpers.ts';
 import { WRITER, errorOf, eventsOf, resultOf, runFixture } from './fixture-run.ts';

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { VarState, type VarPath } from '../../src/engine/var-state.ts';
-import type { Json } from '../../src/prompt/types.ts';
+import type { Json } from '../../src/json/json.ts';
 
 const bytes = (text: string) => new TextEncoder().encode(text).length;
 

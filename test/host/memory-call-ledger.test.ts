@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryCallLedger } from '../../src/host/memory-call-ledger.ts';
-import { callIdOf, canonicalJson, isCallId, toolResultOf } from '../../src/host/tool-calls.ts';
+import { callIdOf, isCallId, toolResultOf } from '../../src/host/tool-calls.ts';
+import { canonicalJson } from '../../src/json/canonical-json.ts';
 import { parseScriptFile } from '../../src/cli/test-file.ts';
 
 const ledger = (delay?: number) =>

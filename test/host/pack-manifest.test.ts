@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { runvilPacks } from '../../packs/index.ts';
 import type { LuaPlatform } from '../../src/engine/lua/vm.ts';
 import { prepareCatalog } from '../../src/host/catalog.ts';
-import { fixtureHost } from '../../src/host/fixture-host.ts';
+import { fixtureHost } from '../../src/fixture/fixture-host.ts';
 import { fixturePack } from '../../src/host/fixture-pack.ts';
 import { runOnHost } from '../../src/host/host.ts';
 import { servicesOf } from '../../src/host/harness.ts';

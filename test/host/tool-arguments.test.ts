@@ -11,7 +11,7 @@ import { ScriptedOperator } from '../../src/host/operator.ts';
 import type { Pack, ToolManifest } from '../../src/host/pack.ts';
 import { MemoryRunStore } from '../../src/host/run-store.ts';
 import { checkToolArguments } from '../../src/host/tool-arguments.ts';
-import type { Json } from '../../src/prompt/types.ts';
+import type { Json } from '../../src/json/json.ts';
 import { lua, newPlatform } from '../engine/helpers.ts';
 import { WRITER, errorOf, eventsOf, resultOf, runFixture } from '../engine/fixture-run.ts';
 

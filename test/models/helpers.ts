@@ -6,13 +6,13 @@ import type { ServerResponse } from 'node:http';
 import { cliPlatform } from '../../src/cli/platform.ts';
 import type { JournalEntry } from '../../src/engine/journal.ts';
 import type { RunOutcome } from '../../src/engine/run.ts';
-import type { ModelDirectory } from '../../src/host/harness.ts';
+import type { ModelDirectory } from '../../src/models/provider.ts';
 import { runOnHost } from '../../src/host/host.ts';
 import { ScriptedOperator } from '../../src/host/operator.ts';
 import type { Pack } from '../../src/host/pack.ts';
 import type { RoundOptions } from '../../src/models/http-round.ts';
 import { parsePrompt } from '../../src/prompt/index.ts';
-import type { Json } from '../../src/prompt/types.ts';
+import type { Json } from '../../src/json/json.ts';
 import { startServer, type SeenRequest } from '../packs/helpers.ts';
 
 /** One answer of the test server. */

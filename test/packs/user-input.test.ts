@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { USER_INPUT_MANIFEST, USER_INPUT_PRELUDE, userInputPack } from '../../packs/user-input/index.ts';
 import { OPERATOR_WINDOW_CLOSED, ScriptedOperator, type Operator } from '../../src/host/operator.ts';
 import { toolContext } from './helpers.ts';
-import type { Json } from '../../src/prompt/types.ts';
+import type { Json } from '../../src/json/json.ts';
 
 const ask = (args: Record<string, Json>, operator: Operator) =>
   userInputPack().call('user-input/ask', args, toolContext({ operator }));

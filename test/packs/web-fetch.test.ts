@@ -7,7 +7,7 @@ import {
   webPack,
   type PageFetcher,
 } from '../../packs/web/index.ts';
-import type { Json } from '../../src/prompt/types.ts';
+import type { Json } from '../../src/json/json.ts';
 import { startServer, toolContext, type TestServer } from './helpers.ts';
 
 const PAGE = `<!doctype html>

@@ -7,7 +7,7 @@ import {
   webPack,
   type SearchProvider,
 } from '../../packs/web/index.ts';
-import type { Json } from '../../src/prompt/types.ts';
+import type { Json } from '../../src/json/json.ts';
 import { toolContext } from './helpers.ts';
 
 /** A provider that answers from a list and remembers what it was asked. */

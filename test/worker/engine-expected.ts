@@ -24,11 +24,10 @@ export interface TourSummary {
   replay: { status: 'completed' | 'failed'; sameResult: boolean; sameEvents: boolean; harnessCalls: number };
 }
 
-/** What runLoop gives: the endless loop's failure and how long it took to stop. */
+/** What runLoop gives: the endless loop's failure. */
 export interface LoopSummary {
   status: 'completed' | 'failed';
   error?: { kind: string; message: string };
-  ms: number;
 }
 
 /** What runTrios gives: the runs that went wrong, and the wasm memory around them. */
@@ -39,8 +38,6 @@ export interface TrioSummary {
   /** Bytes of the wasm memory before and after the runs. */
   heapBefore: number;
   heapAfter: number;
-  /** Milliseconds for all the runs: for the log only (a deployed Worker's clock advances only across I/O). */
-  ms: number;
 }
 
 /** Node's values for the scenarios (Node 20, wasmoon 1.16.0). */

@@ -46,17 +46,12 @@ describe('the Engine in workerd', () => {
 
   it('stops `while true do end` with a Limit error under a small instruction budget', async () => {
     const loop = await runLoop(platform);
-    console.log(`[timing] engine, endless loop stopped after ${loop.ms.toFixed(1)} ms`);
     expect(loop.status).toBe('failed');
     expect(loop.error).toEqual(EXPECTED.loopError);
   });
 
   it('runs a 3-section prompt 200 times in a row, then the tour again, on one wasm heap', async () => {
     const trios = await runTrios(platform, 200);
-    console.log(
-      `[timing] engine, ${trios.count} trio runs: ${(trios.ms / trios.count).toFixed(2)} ms each; ` +
-        `wasm memory ${trios.heapBefore} -> ${trios.heapAfter} bytes`,
-    );
     expect(trios.wrong).toEqual([]);
     expect(trios.heapAfter).toBe(trios.heapBefore);
     const again = await runTour(platform);

@@ -193,14 +193,13 @@ export async function runTour(platform: LuaPlatform): Promise<TourSummary> {
 
 /** Runs `while true do end` under a budget of LOOP_INSTRUCTIONS. */
 export async function runLoop(platform: LuaPlatform): Promise<LoopSummary> {
-  const start = performance.now();
   const outcome = await runPrompt({
     prompt: parse(LOOP_TEXT, 'loop.md'),
     platform,
     harness: harnessFor(new MemoryRunStore(), new ScriptedProvider([])),
     limits: { instructions: LOOP_INSTRUCTIONS },
   });
-  return { status: outcome.status, ...(errorOf(outcome) ? { error: errorOf(outcome)! } : {}), ms: performance.now() - start };
+  return { status: outcome.status, ...(errorOf(outcome) ? { error: errorOf(outcome)! } : {}) };
 }
 
 /** Runs the trio `count` times in a row on one platform, each run with its own store. */
@@ -208,7 +207,6 @@ export async function runTrios(platform: LuaPlatform, count: number): Promise<Tr
   const prompt = parse(TRIO_TEXT, 'trio.md');
   const heapBefore = platform.lua.module.HEAPU8.length;
   const wrong: { i: number; got: string }[] = [];
-  const start = performance.now();
   for (let i = 0; i < count; i += 1) {
     const store = new MemoryRunStore();
     store.files.set('n.txt', String(i));
@@ -226,6 +224,5 @@ export async function runTrios(platform: LuaPlatform, count: number): Promise<Tr
     wrong,
     heapBefore,
     heapAfter: platform.lua.module.HEAPU8.length,
-    ms: performance.now() - start,
   };
 }

@@ -26,9 +26,6 @@ async function scenario<T>(path: string): Promise<T> {
 describe('the deployed Worker bundle', () => {
   it('creates the factory on the first request, without nodejs_compat', async () => {
     const answer = await run('return 1 + 2 * 3, ("lua"):upper()');
-    console.log(
-      `[timing] bundle, first request: factory ${answer.factoryMs} ms, engine ${answer.engineMs} ms`,
-    );
     expect(answer).toMatchObject({ values: [7, 'LUA'], hasProcess: false });
   });
 
@@ -55,8 +52,6 @@ describe('the deployed Worker bundle', () => {
     expect(answers.map((answer) => [answer.values, answer.sameFactory])).toEqual(
       answers.map((_, i) => [[i], true]),
     );
-    const last = answers.at(-1);
-    console.log(`[timing] bundle, later request: factory ${last?.factoryMs} ms, engine ${last?.engineMs} ms`);
   });
 });
 
@@ -89,10 +84,6 @@ describe('the Engine in the deployed Worker bundle', () => {
 
   it('runs a 3-section prompt 200 times in a row in one isolate, then the tour again', async () => {
     const trios = await scenario<TrioSummary>('/engine/trios?count=200');
-    console.log(
-      `[timing] bundle, ${trios.count} trio runs: ${(trios.ms / trios.count).toFixed(2)} ms each; ` +
-        `wasm memory ${trios.heapBefore} -> ${trios.heapAfter} bytes`,
-    );
     expect(trios.wrong).toEqual([]);
     expect(trios.heapAfter).toBe(trios.heapBefore);
     expect(await scenario<TourSummary>('/engine/tour')).toEqual(tour);

@@ -61,24 +61,12 @@ class Runner {
   }
 }
 
-/**
- * Milliseconds since `start`, read after a timer: a deployed Worker's clock advances only
- * across I/O, so a read straight after CPU work could still show the time it began.
- * (Locally it advances, with a 1 ms resolution.)
- */
-async function elapsedSince(start: number): Promise<number> {
-  await new Promise((resolve) => setTimeout(resolve, 0));
-  return performance.now() - start;
-}
-
 let factory: LuaFactory;
 const realInstantiate = WebAssembly.instantiate;
 const realFetch = globalThis.fetch;
 
 beforeAll(async () => {
-  const start = performance.now();
   factory = await createWorkerdLuaFactory(glue);
-  console.log(`[timing] factory created in ${(await elapsedSince(start)).toFixed(2)} ms`);
 });
 
 describe('the workerd LuaFactory', () => {
@@ -205,30 +193,16 @@ describe('many engines in one isolate', () => {
     survivor.run('kept = { 1, 2, 3 }');
 
     const count = 500;
-    const start = performance.now();
     for (let i = 0; i < count; i += 1) {
       const engine = await factory.createEngine({ traceAllocations: true });
       expect(new Runner(engine).run(`return ${i} * 2`)).toEqual([i * 2]);
       engine.global.close();
     }
-    const perEngine = (await elapsedSince(start)) / count;
-    console.log(`[timing] ${count} engines created, run once and closed: ${perEngine.toFixed(3)} ms each`);
 
     const later = new Runner(await factory.createEngine({ traceAllocations: true }));
     expect(later.run('return string.rep("x", 1000):len(), kept == nil')).toEqual([1000, true]);
     expect(survivor.run('return #kept, kept[3]')).toEqual([3, 3]);
     later.engine.global.close();
     survivor.engine.global.close();
-  });
-
-  it('measures creating an engine alone', async () => {
-    const count = 200;
-    const engines: LuaEngine[] = [];
-    const start = performance.now();
-    for (let i = 0; i < count; i += 1) engines.push(await factory.createEngine({ traceAllocations: true }));
-    const perEngine = (await elapsedSince(start)) / count;
-    for (const engine of engines) engine.global.close();
-    console.log(`[timing] createEngine: ${perEngine.toFixed(3)} ms each (${count} engines)`);
-    expect(perEngine).toBeGreaterThan(0);
   });
 });

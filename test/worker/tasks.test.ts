@@ -254,9 +254,7 @@ describe('a task cancelled while it waits on an ask', () => {
 
 describe('a run whose task waits on an ask while another task computes at length', () => {
   it('is not suspended while the other task computes (paused by the Engine, the event loop running) nor while its tool call is in flight', async () => {
-    const t0 = performance.now();
     const view = await start('spin-ask', 'spin');
-    console.log(`[timing] task 0.1 computed some 6M Lua instructions, ticked and wrote while 0.0 waited: ${(performance.now() - t0).toFixed(0)} ms until suspended`);
     expect(view.status).toBe('suspended');
     expect(view.pending.map(({ ask_id, question }) => [ask_id, question])).toEqual([['0.0-1', 'Proceed?']]);
     // By the time the run reads as suspended, task 0.1 has done all its work.

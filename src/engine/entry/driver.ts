@@ -4,7 +4,7 @@
  * effect the leaf `answered` could not answer at once (effect-plans.ts), a pause, or an
  * Engine operation (call, jump, await, fanout).
  */
-import type { Json } from '../../prompt/types.ts';
+import type { Json } from '../../json/json.ts';
 import { Conversation } from '../conversation.ts';
 import { EntryClock } from '../entry-clock.ts';
 import { luaKindOf, runKindOf, type RunError } from '../errors.ts';

@@ -6,7 +6,7 @@
  * yields 'kept' and the driver runs the rest of the same plan, parking the chain for each
  * request. Either way the requests, answers and events are the same.
  */
-import type { Json } from '../../prompt/types.ts';
+import type { Json } from '../../json/json.ts';
 import type { EffectAnswer, EffectRequest } from '../effects.ts';
 import type { LuaScalar } from '../lua/vm.ts';
 import type { RunContext } from '../run-context.ts';

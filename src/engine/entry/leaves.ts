@@ -3,7 +3,7 @@
  * function that returns a value and never calls back into Lua. They read and write the run's
  * state (var, replies, tasks, the catalog, events) for the entry they are bound to.
  */
-import type { Json } from '../../prompt/types.ts';
+import type { Json } from '../../json/json.ts';
 import { findSection } from '../../prompt/heading-ref.ts';
 import { parsePackId } from '../../prompt/name-grammar.ts';
 import type { HookVerdict, LuaScalar, LuaVm } from '../lua/vm.ts';

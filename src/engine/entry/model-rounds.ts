@@ -3,7 +3,7 @@
  * precheck, the request the journal keeps, the reply checked and handed back to Lua with
  * its events, and the calls that run with the round (fused) when Lua would only batch them.
  */
-import type { Json } from '../../prompt/types.ts';
+import type { Json } from '../../json/json.ts';
 import { Conversation } from '../conversation.ts';
 import type { EffectAnswer, EffectRequest } from '../effects.ts';
 import type { EntryClock } from '../entry-clock.ts';

@@ -13,7 +13,7 @@
  * - A batch's answer: (ok, text, tool record JSON or nil) per call.
  * - Any failure: false, the error's Lua kind, its message.
  */
-import type { Json } from '../../prompt/types.ts';
+import type { Json } from '../../json/json.ts';
 import type { LuaScalar } from '../lua/vm.ts';
 
 /** What `__rv_bind` learns of its entry: how it was entered, its arguments, the run's facts. */

@@ -2,9 +2,9 @@
  * Model roles: which of the frontmatter's `models:` a round uses (the one named, else the
  * default set with models.default, else the first declared), its config and its round cap.
  */
-import type { Json } from '../../prompt/types.ts';
+import type { Json } from '../../json/json.ts';
 import { formatNameList } from '../../prompt/name-grammar.ts';
-import { canonicalJson } from '../journal.ts';
+import { canonicalJson } from '../../json/canonical-json.ts';
 import type { RunContext } from '../run-context.ts';
 
 /** The rounds a loop may take when its role sets no round_cap. */

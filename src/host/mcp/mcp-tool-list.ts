@@ -6,7 +6,7 @@
  * spares a run's start the round trips when the list was read moments ago.
  */
 import { parsePackId } from '../../prompt/name-grammar.ts';
-import type { Json } from '../../prompt/types.ts';
+import type { Json } from '../../json/json.ts';
 import { McpConnection, shortReason, type McpEndpoint } from './mcp-connection.ts';
 
 /** One tool as the run keeps it. */

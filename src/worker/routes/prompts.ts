@@ -11,7 +11,7 @@ import { checkDedupeKey, dedupedRunId, MAX_IDEMPOTENCY_KEY_CHARS } from '../run-
 import { startRun } from '../start-run.ts';
 import { publicOrigin } from '../notify-targets.ts';
 import { waitSeconds } from '../wait.ts';
-import type { Json } from '../../prompt/types.ts';
+import type { Json } from '../../json/json.ts';
 
 /** The prompt routes. */
 export const promptRoutes = new Hono<{ Bindings: Env }>();

@@ -6,7 +6,7 @@
 import { Hono } from 'hono';
 import { forkPrefix } from '../../host/fork.ts';
 import { argsFromData } from '../../prompt/run-args.ts';
-import type { Json } from '../../prompt/types.ts';
+import type { Json } from '../../json/json.ts';
 import { publicView } from '../ask-view.ts';
 import { requireApiToken } from '../auth.ts';
 import { checkJsonContentType, onlyKeys, parseJsonObject, readText } from '../body.ts';

@@ -15,7 +15,7 @@ import { runObject } from '../run-ids.ts';
 import { waitSeconds } from '../wait.ts';
 import { KvRunStore, readRunRecord } from '../run-store-kv.ts';
 import type { RunView } from '../run-view.ts';
-import type { Json } from '../../prompt/types.ts';
+import type { Json } from '../../json/json.ts';
 
 /** The longest `answered_by` an answer may carry, in characters. */
 export const MAX_ANSWERED_BY_CHARS = 200;

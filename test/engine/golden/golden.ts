@@ -8,12 +8,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import wasmoon from 'wasmoon';
-import { digestText } from '../../../src/engine/journal.ts';
+import { digestText } from '../../../src/json/digest.ts';
 import type { RunEvent } from '../../../src/engine/events.ts';
 import { LuaPlatform } from '../../../src/engine/lua/vm.ts';
 import type { JournalEntry } from '../../../src/engine/journal.ts';
 import type { RunOutcome } from '../../../src/engine/run.ts';
-import { fixtureHost } from '../../../src/host/fixture-host.ts';
+import { fixtureHost } from '../../../src/fixture/fixture-host.ts';
 import { runOnHost } from '../../../src/host/host.ts';
 import { parsePrompt } from '../../../src/prompt/parse.ts';
 

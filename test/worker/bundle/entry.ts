@@ -49,13 +49,10 @@ async function runScenario(url: URL): Promise<Response> {
   }
 }
 
-/** What the Worker answers: the chunk's values or error, and what it cost. */
+/** What the Worker answers: the chunk's values or error, and where its factory came from. */
 export interface BundleAnswer {
   values?: unknown[];
   error?: string;
-  /** Milliseconds to get the factory (created by the first request, cached after). */
-  factoryMs: number;
-  engineMs: number;
   /** Whether this request got the factory the isolate's first request got. */
   sameFactory: boolean;
   hasProcess: boolean;
@@ -66,14 +63,10 @@ export default {
     const url = new URL(request.url);
     if (url.pathname.startsWith('/engine/')) return runScenario(url);
     const source = await request.text();
-    const start = performance.now();
     const factory = await createWorkerdLuaFactory(glue);
-    const created = performance.now();
     firstFactory ??= factory;
     const engine = await factory.createEngine({ traceAllocations: true });
     const answer: BundleAnswer = {
-      factoryMs: created - start,
-      engineMs: performance.now() - created,
       sameFactory: factory === firstFactory,
       hasProcess: typeof process !== 'undefined',
     };
