@@ -53,20 +53,47 @@ async function child(tree: string, scale: number): Promise<void> {
   const scriptedModel = (k: number, askAfter: boolean) => ({
     async round(request: Request) {
       const r = request.messages.filter((m) => m.role === 'tool').length;
-      if (r < k) return { ok: true, reply: { content: '', tool_calls: [{ id: `call_${r + 1}`, name: 'grab_grab', arguments: { value: 'x' } }], usage: { input_tokens: 10, output_tokens: 5 } } };
-      if (askAfter && r === k) return { ok: true, reply: { content: '', tool_calls: [{ id: `call_${r + 1}`, name: 'user-input_ask', arguments: { question: 'Favourite colour?' } }] } };
+      if (r < k)
+        return {
+          ok: true,
+          reply: {
+            content: '',
+            tool_calls: [{ id: `call_${r + 1}`, name: 'grab_grab', arguments: { value: 'x' } }],
+            usage: { input_tokens: 10, output_tokens: 5 },
+          },
+        };
+      if (askAfter && r === k)
+        return {
+          ok: true,
+          reply: { content: '', tool_calls: [{ id: `call_${r + 1}`, name: 'user-input_ask', arguments: { question: 'Favourite colour?' } }] },
+        };
       return { ok: true, reply: { content: 'done', tool_calls: [] } };
     },
   });
   const loopPrompt = (uses: string) => {
-    const parsed = parsePrompt(`---\nname: loop\ndescription: Tool loop.\nrunvil: 0\nuses: [${uses}]\nmodels:\n  writer: { round_cap: 5000 }\n---\n\n# Loop\n\n## Only\n\n\`\`\`lua\nmodels.use('writer')\ntools.offer(tools.required())\nmessages:user('Grab x.')\nreturn models.loop()\n\`\`\`\n`, 'loop.md');
+    const parsed = parsePrompt(
+      `---\nname: loop\ndescription: Tool loop.\nrunvil: 0\nuses: [${uses}]\nmodels:\n  writer: { round_cap: 5000 }\n---\n\n# Loop\n\n## Only\n\n\`\`\`lua\nmodels.use('writer')\ntools.offer(tools.required())\nmessages:user('Grab x.')\nreturn models.loop()\n\`\`\`\n`,
+      'loop.md',
+    );
     if (!parsed.ok) throw new Error('loop prompt');
     return parsed.prompt;
   };
   type Operator = { ask: (q: unknown) => Promise<{ ok: true; text: string }> };
   const answering = (answer: string): Operator => ({ ask: async () => ({ ok: true, text: answer }) });
   const userInput = {
-    manifest: { fqName: 'runvil/user-input', description: 'Ask the operator', tools: [{ id: 'user-input/ask', description: 'Ask', parameters: { type: 'object', properties: { question: { type: 'string' } } }, output: 'plain', trusted: true }] },
+    manifest: {
+      fqName: 'runvil/user-input',
+      description: 'Ask the operator',
+      tools: [
+        {
+          id: 'user-input/ask',
+          description: 'Ask',
+          parameters: { type: 'object', properties: { question: { type: 'string' } } },
+          output: 'plain',
+          trusted: true,
+        },
+      ],
+    },
     call: async (_tool: unknown, args: { question?: unknown }, context: { operator: Operator }) => {
       const answer = await context.operator.ask({ question: String(args.question ?? '') });
       return { ok: true, output: answer.text };
@@ -74,7 +101,10 @@ async function child(tree: string, scale: number): Promise<void> {
   };
   const host = (k: number, ask: boolean, operator: Operator) => ({ packs: [grabPack, userInput], operator, models: { provider: () => scriptedModel(k, ask) } });
 
-  for (const [name, k] of [['W1', 1], ['W2', 10]] as const) {
+  for (const [name, k] of [
+    ['W1', 1],
+    ['W2', 10],
+  ] as const) {
     const target = loopPrompt('bench/grab');
     const config = host(k, false, answering('unused'));
     await sample(name, n(k === 1 ? 300 : 100), async () => {
@@ -85,7 +115,12 @@ async function child(tree: string, scale: number): Promise<void> {
   for (const k of [0, 10, 100, 1000]) {
     const target = loopPrompt('bench/grab, user-input');
     const controller = new AbortController();
-    const waiting = { ask: () => { controller.abort('suspended'); return new Promise<never>(() => {}); } };
+    const waiting = {
+      ask: () => {
+        controller.abort('suspended');
+        return new Promise<never>(() => {});
+      },
+    };
     const suspended = await runOnHost(platform, host(k, true, waiting), { prompt: target, signal: controller.signal });
     if (suspended.status !== 'failed') throw new Error('W3 did not suspend');
     const journal = suspended.journal;
@@ -103,7 +138,11 @@ function parent(): void {
   if (baseArg === undefined) throw new Error('usage: node --import tsx bench/compare-trees.ts <baseline tree> [candidate tree] [pairs]');
   const trees = { base: resolve(baseArg), candidate: resolve(candidateArg) };
   const run = (tree: string): Medians => {
-    const out = execFileSync(process.execPath, ['--import', 'tsx', import.meta.filename, '--child', tree], { encoding: 'utf8', env: process.env, maxBuffer: 1 << 24 });
+    const out = execFileSync(process.execPath, ['--import', 'tsx', import.meta.filename, '--child', tree], {
+      encoding: 'utf8',
+      env: process.env,
+      maxBuffer: 1 << 24,
+    });
     const line = out.split('\n').find((l) => l.startsWith('MEDIANS '));
     if (line === undefined) throw new Error(`no medians from ${tree}:\n${out}`);
     return JSON.parse(line.slice('MEDIANS '.length)) as Medians;
@@ -121,9 +160,13 @@ function parent(): void {
       for (const kind of ['wall', 'cpu'] as const) (ratios[kind][w] ??= []).push(candidate[w]![kind] / base[w]![kind]);
       return `${(candidate[w]!.wall / base[w]!.wall).toFixed(2)} (${(candidate[w]!.cpu / base[w]!.cpu).toFixed(2)})`.padStart(16);
     });
-    console.log(`${String(pair + 1).padEnd(6)}${cells.join('')}   [${WORKLOADS.map((w) => `${w} ${base[w]!.wall.toFixed(0)}/${candidate[w]!.wall.toFixed(0)}us`).join(', ')}]`);
+    console.log(
+      `${String(pair + 1).padEnd(6)}${cells.join('')}   [${WORKLOADS.map((w) => `${w} ${base[w]!.wall.toFixed(0)}/${candidate[w]!.wall.toFixed(0)}us`).join(', ')}]`,
+    );
   }
-  console.log(`${'median'.padEnd(6)}${WORKLOADS.map((w) => `${median(ratios.wall[w]!).toFixed(2)} (${median(ratios.cpu[w]!).toFixed(2)})`.padStart(16)).join('')}`);
+  console.log(
+    `${'median'.padEnd(6)}${WORKLOADS.map((w) => `${median(ratios.wall[w]!).toFixed(2)} (${median(ratios.cpu[w]!).toFixed(2)})`.padStart(16)).join('')}`,
+  );
 }
 
 function median(values: number[]): number {

@@ -47,7 +47,7 @@ try {
     let n = 0;
     for (let i = 1; i <= calls; i++) {
       const result = await client.callTool({ name: 'echo', arguments: { message: `hello ${i}` } });
-      n += ((result.content as { text: string }[])[0]!.text).length;
+      n += (result.content as { text: string }[])[0]!.text.length;
     }
     await client.close();
     if (n === 0) throw new Error('no output');

@@ -51,29 +51,58 @@ const results: Record<string, number | string> = {};
 const scriptedModel = (k: number, askAfter: boolean): ModelProvider => ({
   async round(request: ModelRequest) {
     const r = request.messages.filter((m) => m.role === 'tool').length;
-    if (r < k) return { ok: true, reply: { content: '', tool_calls: [{ id: `call_${r + 1}`, name: 'grab_grab', arguments: { value: 'x' } }], usage: { input_tokens: 10, output_tokens: 5 } } };
-    if (askAfter && r === k) return { ok: true, reply: { content: '', tool_calls: [{ id: `call_${r + 1}`, name: 'user-input_ask', arguments: { question: 'Favourite colour?' } }] } };
+    if (r < k)
+      return {
+        ok: true,
+        reply: {
+          content: '',
+          tool_calls: [{ id: `call_${r + 1}`, name: 'grab_grab', arguments: { value: 'x' } }],
+          usage: { input_tokens: 10, output_tokens: 5 },
+        },
+      };
+    if (askAfter && r === k)
+      return { ok: true, reply: { content: '', tool_calls: [{ id: `call_${r + 1}`, name: 'user-input_ask', arguments: { question: 'Favourite colour?' } }] } };
     return { ok: true, reply: { content: 'done', tool_calls: [] } };
   },
 });
 const loopPrompt = (uses: string) => {
-  const parsed = parsePrompt(`---\nname: loop\ndescription: Tool loop.\nrunvil: 0\nuses: [${uses}]\nmodels:\n  writer: { round_cap: 5000 }\n---\n\n# Loop\n\n## Only\n\n\`\`\`lua\nmodels.use('writer')\ntools.offer(tools.required())\nmessages:user('Grab x.')\nreturn models.loop()\n\`\`\`\n`, 'loop.md');
+  const parsed = parsePrompt(
+    `---\nname: loop\ndescription: Tool loop.\nrunvil: 0\nuses: [${uses}]\nmodels:\n  writer: { round_cap: 5000 }\n---\n\n# Loop\n\n## Only\n\n\`\`\`lua\nmodels.use('writer')\ntools.offer(tools.required())\nmessages:user('Grab x.')\nreturn models.loop()\n\`\`\`\n`,
+    'loop.md',
+  );
   if (!parsed.ok) throw new Error('loop prompt');
   return parsed.prompt;
 };
 const answering = (answer: string): Operator => ({ ask: async () => ({ ok: true, text: answer }) });
 const userInput: Pack = {
-  manifest: { fqName: 'runvil/user-input', description: 'Ask the operator', tools: [{ id: 'user-input/ask', description: 'Ask', parameters: { type: 'object', properties: { question: { type: 'string' } } }, output: 'plain', trusted: true }] },
+  manifest: {
+    fqName: 'runvil/user-input',
+    description: 'Ask the operator',
+    tools: [
+      {
+        id: 'user-input/ask',
+        description: 'Ask',
+        parameters: { type: 'object', properties: { question: { type: 'string' } } },
+        output: 'plain',
+        trusted: true,
+      },
+    ],
+  },
   call: async (_tool, args, context) => {
     const answer = await context.operator.ask({ question: String(args.question ?? '') });
     return answer.ok ? { ok: true, output: answer.text } : { ok: false, message: answer.message };
   },
 };
 const host = (k: number, ask: boolean, operator: Operator): HostConfig => ({
-  packs: [grabPack, userInput], operator, models: { provider: () => scriptedModel(k, ask) },
+  packs: [grabPack, userInput],
+  operator,
+  models: { provider: () => scriptedModel(k, ask) },
 });
 
-for (const [name, k] of [['W1 one tool round', 1], ['W2 ten tool rounds', 10]] as const) {
+for (const [name, k] of [
+  ['W1 one tool round', 1],
+  ['W2 ten tool rounds', 10],
+] as const) {
   const target = loopPrompt('bench/grab');
   const config = host(k, false, answering('unused'));
   const op = async () => {
@@ -88,8 +117,17 @@ for (const k of [0, 10, 100, 1000]) {
   // Untimed: run to the ask and keep the journal, as a Durable Object would when it suspends.
   let journal: JournalEntry[] = [];
   const controller = new AbortController();
-  const waiting: Operator = { ask: () => { controller.abort('suspended'); return new Promise(() => {}); } };
-  const suspended = await runOnHost(platform, host(k, true, waiting), { prompt: target, signal: controller.signal, onJournal: (entry) => void journal.push(entry) });
+  const waiting: Operator = {
+    ask: () => {
+      controller.abort('suspended');
+      return new Promise(() => {});
+    },
+  };
+  const suspended = await runOnHost(platform, host(k, true, waiting), {
+    prompt: target,
+    signal: controller.signal,
+    onJournal: (entry) => void journal.push(entry),
+  });
   if (suspended.status !== 'failed') throw new Error('W3 did not suspend');
   journal = suspended.journal;
   // Timed: resume by replaying the journal, the ask answered "blue".
@@ -103,7 +141,10 @@ for (const k of [0, 10, 100, 1000]) {
 // B1: a 20-section pure-Lua prompt against 20 bare VMs ----------------------------------------
 const source = B1_SOURCE;
 const harness = createHarness({
-  runId: 'bench', store: new MemoryRunStore(), packs: new Map(), services: servicesOf(),
+  runId: 'bench',
+  store: new MemoryRunStore(),
+  packs: new Map(),
+  services: servicesOf(),
   operator: { ask: async () => ({ ok: false, message: 'no operator' }) },
   models: { provider: () => 'no model' },
 });
@@ -142,12 +183,16 @@ for (let i = 0; i < 5; i++) {
 }
 const wasmHeap = platform.lua.module.HEAPU8.length;
 const mib = (bytes: number) => (bytes / 1048576).toFixed(1);
-console.log(`B1 memory: wasm heap ${mib(wasmHeap)} MiB (grew ${mib(wasmHeap - heapBefore)} MiB), JS heap growth during runs ${mib(Math.max(0, peakJs))} MiB; one run within 24 MiB: ${wasmHeap + Math.max(0, peakJs) <= 24 * 1048576 ? 'yes' : 'NO'}`);
+console.log(
+  `B1 memory: wasm heap ${mib(wasmHeap)} MiB (grew ${mib(wasmHeap - heapBefore)} MiB), JS heap growth during runs ${mib(Math.max(0, peakJs))} MiB; one run within 24 MiB: ${wasmHeap + Math.max(0, peakJs) <= 24 * 1048576 ? 'yes' : 'NO'}`,
+);
 results.b1_wasm_heap_mib = +mib(wasmHeap);
 
 // The peers' medians: measured above in this run, or else as their README records them.
 const PEERS: Record<string, { aiSdk?: number; langGraph: number }> = measuredPeers
-  ? Object.fromEntries(Object.keys(RECORDED).map((name) => [name, { aiSdk: measuredPeers.aiSdk[name], langGraph: measuredPeers.langGraph[name] ?? RECORDED[name]!.langGraph }]))
+  ? Object.fromEntries(
+      Object.keys(RECORDED).map((name) => [name, { aiSdk: measuredPeers.aiSdk[name], langGraph: measuredPeers.langGraph[name] ?? RECORDED[name]!.langGraph }]),
+    )
   : RECORDED;
 console.log(`\nbeside the peers (${measuredPeers ? 'measured in this run' : 'their recorded medians'}; median us per op; ratio = Runvil / peer)`);
 for (const [name, peer] of Object.entries(PEERS)) {
@@ -157,6 +202,8 @@ for (const [name, peer] of Object.entries(PEERS)) {
 }
 const perRound = ((results['W2 ten tool rounds'] as number) - (results['W1 one tool round'] as number)) / 9;
 const peerRound = (w1?: number, w2?: number) => (w1 === undefined || w2 === undefined ? 'n/a' : `${((w2 - w1) / 9).toFixed(0)} us`);
-console.log(`per tool round ((W2 - W1) / 9): Runvil ${perRound.toFixed(0)} us, AI SDK ${peerRound(PEERS['W1 one tool round']!.aiSdk, PEERS['W2 ten tool rounds']!.aiSdk)}, LangGraph ${peerRound(PEERS['W1 one tool round']!.langGraph, PEERS['W2 ten tool rounds']!.langGraph)}`);
+console.log(
+  `per tool round ((W2 - W1) / 9): Runvil ${perRound.toFixed(0)} us, AI SDK ${peerRound(PEERS['W1 one tool round']!.aiSdk, PEERS['W2 ten tool rounds']!.aiSdk)}, LangGraph ${peerRound(PEERS['W1 one tool round']!.langGraph, PEERS['W2 ten tool rounds']!.langGraph)}`,
+);
 console.log(`peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
 console.log(`RESULT ${JSON.stringify(results)}`);

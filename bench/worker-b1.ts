@@ -41,7 +41,7 @@ export async function measureB1(platform: LuaPlatform, factory: LuaFactory, iter
   });
   let start = await now();
   for (let i = 0; i < iterations; i++) for (let j = 0; j < 20; j++) (await factory.createEngine()).global.close();
-  const bareUs = ((await now()) - start) * 1000 / iterations;
+  const bareUs = (((await now()) - start) * 1000) / iterations;
   start = await now();
   for (let i = 0; i < iterations; i++) {
     const parsed = parsePrompt(B1_SOURCE, 'bench.md');
@@ -49,7 +49,7 @@ export async function measureB1(platform: LuaPlatform, factory: LuaFactory, iter
     const outcome = await runPrompt({ prompt: parsed.prompt, platform, harness });
     if (outcome.status !== 'completed' || outcome.result !== B1_RESULT) throw new Error(`B1 run: ${JSON.stringify(outcome)}`);
   }
-  const runUs = ((await now()) - start) * 1000 / iterations;
+  const runUs = (((await now()) - start) * 1000) / iterations;
   return { iterations, bareUs, runUs };
 }
 

@@ -69,7 +69,6 @@ let server: LocalServer | null = null;
 let toolService: Awaited<ReturnType<typeof startToolService>> | null = null;
 let configFile: string | null = null;
 
-
 async function api<T = any>(method: string, path: string, body?: unknown, expect = 200): Promise<T> {
   const response = await fetch(`${server!.base}${path}`, {
     method,
@@ -106,14 +105,24 @@ async function throughput(): Promise<Record<string, number>> {
   const concurrency = 8;
   const health = await rate(async () => void (await api('GET', '/health')), concurrency, seconds);
   const started = await rate(async () => void (await api('POST', '/prompts/hello/runs', { args: { name: 'Ada' } }, 202)), concurrency, seconds);
-  const completed = await rate(async () => {
-    const view = await api('POST', '/prompts/hello/runs?wait=30', { args: { name: 'Ada' } });
-    if (view.status !== 'completed') throw new Error(`hello: ${JSON.stringify(view)}`);
-  }, concurrency, seconds);
+  const completed = await rate(
+    async () => {
+      const view = await api('POST', '/prompts/hello/runs?wait=30', { args: { name: 'Ada' } });
+      if (view.status !== 'completed') throw new Error(`hello: ${JSON.stringify(view)}`);
+    },
+    concurrency,
+    seconds,
+  );
   console.log(`plain Hono route GET /health          ${health.toFixed(0).padStart(7)} req/s  (${concurrency} clients)`);
   console.log(`runs started (POST .../runs, 202)      ${started.toFixed(0).padStart(7)} runs/s  ratio ${(started / health).toFixed(3)}`);
   console.log(`runs completed (POST .../runs?wait=)   ${completed.toFixed(0).padStart(7)} runs/s  ratio ${(completed / health).toFixed(3)}`);
-  return { health_rps: +health.toFixed(0), runs_started_ps: +started.toFixed(0), runs_completed_ps: +completed.toFixed(0), started_ratio: +(started / health).toFixed(3), completed_ratio: +(completed / health).toFixed(3) };
+  return {
+    health_rps: +health.toFixed(0),
+    runs_started_ps: +started.toFixed(0),
+    runs_completed_ps: +completed.toFixed(0),
+    started_ratio: +(started / health).toFixed(3),
+    completed_ratio: +(completed / health).toFixed(3),
+  };
 }
 
 /**
@@ -183,15 +192,19 @@ async function resumeBatch(n: number, evict: boolean, count: number, prompt = 'w
 function verdict(n: number, evict: boolean, batchUs: number, singleUs: number, langGraphUs: number): string {
   const ratio = (us: number) => `${(us / langGraphUs).toFixed(2)}x LangGraph`;
   const idle = 'one at a time, after 600 ms idle';
-  if (evict && n === 100) return `back to back ${ratio(batchUs)} (target <= 0.5x): ${batchUs <= langGraphUs / 2 ? 'within target' : 'OVER TARGET'}; ${idle} ${ratio(singleUs)}`;
-  if (evict && n === 1000) return `back to back ${(batchUs / 1000).toFixed(1)} ms (target <= 50 ms): ${batchUs <= 50_000 ? 'within target' : 'OVER TARGET'}; ${idle} ${(singleUs / 1000).toFixed(0)} ms`;
+  if (evict && n === 100)
+    return `back to back ${ratio(batchUs)} (target <= 0.5x): ${batchUs <= langGraphUs / 2 ? 'within target' : 'OVER TARGET'}; ${idle} ${ratio(singleUs)}`;
+  if (evict && n === 1000)
+    return `back to back ${(batchUs / 1000).toFixed(1)} ms (target <= 50 ms): ${batchUs <= 50_000 ? 'within target' : 'OVER TARGET'}; ${idle} ${(singleUs / 1000).toFixed(0)} ms`;
   return '';
 }
 
 async function w3(langGraphUs: number, measured: boolean): Promise<Record<string, number>> {
   await api('PUT', '/prompts/w3', W3, 201);
   const results: Record<string, number> = { langgraph_w3_n100_us: langGraphUs };
-  console.log(`LangGraph W3 N=100 resume (${measured ? 'measured in this run, before the server started' : 'its README\'s recorded median'}) ${langGraphUs.toFixed(0).padStart(7)} us`);
+  console.log(
+    `LangGraph W3 N=100 resume (${measured ? 'measured in this run, before the server started' : "its README's recorded median"}) ${langGraphUs.toFixed(0).padStart(7)} us`,
+  );
   const roundTrip: number[] = [];
   for (let i = 0; i < 50; i++) {
     const t0 = now();
@@ -200,7 +213,12 @@ async function w3(langGraphUs: number, measured: boolean): Promise<Record<string
   }
   console.log(`HTTP round trip (GET /health)          median ${median(roundTrip).toFixed(0).padStart(7)} us`);
   console.log(`W3 resume, us: inside the Worker, one resume at a time (median) | back to back (median of ${BATCHES} batch means) | over local HTTP (median)`);
-  for (const [n, iterations] of [[0, 20], [10, 20], [100, 20], [1000, 5]] as const) {
+  for (const [n, iterations] of [
+    [0, 20],
+    [10, 20],
+    [100, 20],
+    [1000, 5],
+  ] as const) {
     const count = Math.max(2, Math.round(iterations * scale));
     for (const evict of [false, true]) {
       const inside: number[] = [];
@@ -275,7 +293,9 @@ async function callbacks(service: ToolService): Promise<Record<string, number>> 
   const { run_id: runId } = await api('POST', '/prompts/callbacks/runs', { args: { rounds: rounds + warm } }, 202);
   const arrival = async (service_: string) => {
     for (;;) {
-      const call = service.calls.find((got: { body: { run_id: string; arguments: { service: string } } }) => got.body.run_id === runId && got.body.arguments.service === service_);
+      const call = service.calls.find(
+        (got: { body: { run_id: string; arguments: { service: string } } }) => got.body.run_id === runId && got.body.arguments.service === service_,
+      );
       if (call) return call as { at: number; body: { call_id: string; callback_url: string; callback_token: string } };
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
@@ -308,7 +328,9 @@ async function callbacks(service: ToolService): Promise<Record<string, number>> 
   if (done.status === 'suspended' || done.status === 'running') await new Promise((resolve) => setTimeout(resolve, 200));
   const [ask, tool] = [median(askMs) * 1000, median(toolMs) * 1000];
   const ratio = tool / ask;
-  console.log(`from the POST to the run's next effect (median of ${rounds}, us): ask answer ${ask.toFixed(0)} | tool result ${tool.toFixed(0)} | ratio ${ratio.toFixed(2)}x (goal <= 1.5x): ${ratio <= 1.5 ? 'within goal' : 'OVER GOAL'}`);
+  console.log(
+    `from the POST to the run's next effect (median of ${rounds}, us): ask answer ${ask.toFixed(0)} | tool result ${tool.toFixed(0)} | ratio ${ratio.toFixed(2)}x (goal <= 1.5x): ${ratio <= 1.5 ? 'within goal' : 'OVER GOAL'}`,
+  );
   return { callbacks_ask_next_effect_us: Math.round(ask), callbacks_tool_next_effect_us: Math.round(tool), callbacks_tool_over_ask: +ratio.toFixed(2) };
 }
 
@@ -336,7 +358,9 @@ async function fanout(): Promise<Record<string, number>> {
   }
   const bounded = results.workerd_fanout_peak_vms! <= VM_BOUND;
   const fits = results.workerd_fanout_wasm_mib! * 1048576 < ISOLATE_BYTES;
-  console.log(`in workerd: fanout live VMs bounded by ${VM_BOUND - 1} arms + the main chain: ${bounded ? 'yes' : 'NO'}; wasm heap within a 128 MB isolate: ${fits ? 'yes' : 'NO'}`);
+  console.log(
+    `in workerd: fanout live VMs bounded by ${VM_BOUND - 1} arms + the main chain: ${bounded ? 'yes' : 'NO'}; wasm heap within a 128 MB isolate: ${fits ? 'yes' : 'NO'}`,
+  );
   return results;
 }
 
@@ -455,18 +479,26 @@ async function outboxCost(): Promise<Record<string, number>> {
   await api('PUT', '/prompts/w3-bare', W3.replace('name: w3', 'name: w3-bare'), 201);
   await api('PUT', '/prompts/w3-indexed', W3.replace('name: w3', 'name: w3-indexed'), 201);
   const w3Count = Math.max(3, Math.round(20 * scale));
-  for (const [n, evict] of [[10, false], [100, true]] as const) {
+  for (const [n, evict] of [
+    [10, false],
+    [100, true],
+  ] as const) {
     // w3-bare: nothing to deliver; w3-indexed: index rows only (no notify target takes it); w3: index rows and notifications.
     const variants = ['w3-bare', 'w3-indexed', 'w3'] as const;
     for (const prompt of variants) await resumeBatch(n, evict, w3Count, prompt);
     const batches = new Map<string, number[]>(variants.map((v) => [v, []]));
     for (let b = 0; b < 5; b++) for (const prompt of variants) batches.get(prompt)!.push(await resumeBatch(n, evict, w3Count, prompt));
     const bareUs = median(batches.get('w3-bare')!);
-    for (const [prompt, what] of [['w3-indexed', 'index rows'], ['w3', 'index rows + notifications']] as const) {
+    for (const [prompt, what] of [
+      ['w3-indexed', 'index rows'],
+      ['w3', 'index rows + notifications'],
+    ] as const) {
       const us = median(batches.get(prompt)!);
       const ratio = us / bareUs;
       const label = `W3 N=${n} resume ${evict ? 'by replay' : 'live'}, ${what}`;
-      console.log(`${label.padEnd(52)} ${(us / 1000).toFixed(2)} ms beside ${(bareUs / 1000).toFixed(2)} ms with nothing to deliver: ${ratio.toFixed(3)}x (target <= 1.10): ${ratio <= 1.1 ? 'within target' : 'OVER TARGET'}`);
+      console.log(
+        `${label.padEnd(52)} ${(us / 1000).toFixed(2)} ms beside ${(bareUs / 1000).toFixed(2)} ms with nothing to deliver: ${ratio.toFixed(3)}x (target <= 1.10): ${ratio <= 1.1 ? 'within target' : 'OVER TARGET'}`,
+      );
       results[`w3_n${n}_${evict ? 'replay' : 'live'}_${prompt === 'w3' ? 'notify' : 'index'}_ratio`] = +ratio.toFixed(3);
     }
     // Over HTTP the answer route also waits for the index write of the answer (read-your-writes), which runs while the run resumes.
@@ -482,7 +514,9 @@ async function outboxCost(): Promise<Record<string, number>> {
       return median(times);
     };
     const [httpBare, httpOutbox] = [await overHttp('w3-bare'), await overHttp('w3')];
-    console.log(`${`  index rows + notifications, over HTTP (POST ...?wait=)`.padEnd(52)} ${(httpOutbox / 1000).toFixed(2)} ms beside ${(httpBare / 1000).toFixed(2)} ms: ${(httpOutbox / httpBare).toFixed(3)}x (the answer's own index write, read-your-writes, included)`);
+    console.log(
+      `${`  index rows + notifications, over HTTP (POST ...?wait=)`.padEnd(52)} ${(httpOutbox / 1000).toFixed(2)} ms beside ${(httpBare / 1000).toFixed(2)} ms: ${(httpOutbox / httpBare).toFixed(3)}x (the answer's own index write, read-your-writes, included)`,
+    );
     results[`w3_n${n}_${evict ? 'replay' : 'live'}_outbox_http_ratio`] = +(httpOutbox / httpBare).toFixed(3);
   }
   return results;

@@ -11,7 +11,15 @@ export const grabPack: Pack = {
   manifest: {
     fqName: 'bench/grab',
     description: 'In-process grab tool',
-    tools: [{ id: 'grab/grab', description: 'Grab a value', parameters: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] }, output: 'plain', trusted: true }],
+    tools: [
+      {
+        id: 'grab/grab',
+        description: 'Grab a value',
+        parameters: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] },
+        output: 'plain',
+        trusted: true,
+      },
+    ],
   },
   call: async (_tool, args) => ({ ok: true, output: `grabbed ${String(args.value)}` }),
 };
@@ -24,7 +32,9 @@ export function w3Reply(messages: readonly MessageRecord[]): ToolCall | null {
   const n = /^Grab x (\d+) times\.$/.exec(messages.find((m) => m.role === 'user')?.content ?? '')?.[1];
   if (n === undefined) return null;
   const r = messages.filter((m) => m.role === 'tool').length;
-  return r < Number(n) ? { id: `call_${r + 1}`, name: 'grab_grab', arguments: { value: 'x' } } : { id: 'call_ask', name: 'ask', arguments: { question: 'Favourite colour?' } };
+  return r < Number(n)
+    ? { id: `call_${r + 1}`, name: 'grab_grab', arguments: { value: 'x' } }
+    : { id: 'call_ask', name: 'ask', arguments: { question: 'Favourite colour?' } };
 }
 
 /** The W3 prompt: the model loop with grab offered, and `ask` a local tool whose answer ends the loop. */

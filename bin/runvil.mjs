@@ -22,9 +22,7 @@ let status;
 try {
   const argv = process.argv.slice(2);
   const command = watchedCommand(argv);
-  status = command
-    ? await superviseCommand(new URL('./runvil-worker.mjs', import.meta.url), argv, command, processIo())
-    : await main(argv, processIo());
+  status = command ? await superviseCommand(new URL('./runvil-worker.mjs', import.meta.url), argv, command, processIo()) : await main(argv, processIo());
 } catch (error) {
   process.stderr.write(`runvil: internal error: ${error?.stack ?? error}\n`);
   status = 1;

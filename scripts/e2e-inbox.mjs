@@ -129,33 +129,64 @@ export async function checkInbox(t, receiver) {
   const notified = new Map(created.map((r) => [r.event.data.run_id, r.event.data]));
   for (const run of [runA, runB]) {
     const ask = notified.get(run);
-    check(ask && /^[0-9a-f]{64}$/.test(ask.token) && ask.answer_url === `${base}/runs/${run}/asks/0-1`, `ask.created of run ${run} carries its token and answer_url: ${JSON.stringify(ask)}`);
-    check(JSON.stringify(ask.choices) === '["ship","hold"]' && ask.kind === 'ask' && ask.prompt === 'e2e-approve', `ask.created is the pending ask: ${JSON.stringify(ask)}`);
+    check(
+      ask && /^[0-9a-f]{64}$/.test(ask.token) && ask.answer_url === `${base}/runs/${run}/asks/0-1`,
+      `ask.created of run ${run} carries its token and answer_url: ${JSON.stringify(ask)}`,
+    );
+    check(
+      JSON.stringify(ask.choices) === '["ship","hold"]' && ask.kind === 'ask' && ask.prompt === 'e2e-approve',
+      `ask.created is the pending ask: ${JSON.stringify(ask)}`,
+    );
   }
-  step('both runs\' ask.created arrived, signed, each with its token and answer_url');
+  step("both runs' ask.created arrived, signed, each with its token and answer_url");
 
   // An ask is in the index before its ask.created is sent: no wait here.
   const pending = await api('GET', '/asks?status=pending&prompt=e2e-approve');
-  check(JSON.stringify(pending.asks.map((a) => a.run_id)) === JSON.stringify([runA, runB]) && pending.next_cursor === null, `GET /asks lists both, oldest first: ${JSON.stringify(pending)}`);
+  check(
+    JSON.stringify(pending.asks.map((a) => a.run_id)) === JSON.stringify([runA, runB]) && pending.next_cursor === null,
+    `GET /asks lists both, oldest first: ${JSON.stringify(pending)}`,
+  );
   // Other changes (the runs' suspension) show within a second (3 s allowed on a loaded machine).
-  await until('both runs suspended in GET /runs', async () => {
-    const listed = await api('GET', '/runs?prompt=e2e-approve&status=suspended');
-    return listed.runs.length === 2 ? true : null;
-  }, 3000);
+  await until(
+    'both runs suspended in GET /runs',
+    async () => {
+      const listed = await api('GET', '/runs?prompt=e2e-approve&status=suspended');
+      return listed.runs.length === 2 ? true : null;
+    },
+    3000,
+  );
   const runs = await api('GET', '/runs?prompt=e2e-approve');
-  check(JSON.stringify(runs.runs.map((r) => [r.run_id, r.status, r.pending_count])) === JSON.stringify([[runB, 'suspended', 1], [runA, 'suspended', 1]]), `GET /runs lists both, newest first: ${JSON.stringify(runs)}`);
+  check(
+    JSON.stringify(runs.runs.map((r) => [r.run_id, r.status, r.pending_count])) ===
+      JSON.stringify([
+        [runB, 'suspended', 1],
+        [runA, 'suspended', 1],
+      ]),
+    `GET /runs lists both, newest first: ${JSON.stringify(runs)}`,
+  );
 
   // Answered as a chat bridge would: the notified answer_url, the notified token.
   const askA = notified.get(runA);
-  const answer = (ask, text, expect = 200) => fetch(ask.answer_url, { method: 'POST', headers: { authorization: `Bearer ${ask.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ answer: text, answered_by: 'e2e-bridge' }) }).then(async (r) => ({ status: r.status, body: await r.json() }));
+  const answer = (ask, text, expect = 200) =>
+    fetch(ask.answer_url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ask.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ answer: text, answered_by: 'e2e-bridge' }),
+    }).then(async (r) => ({ status: r.status, body: await r.json() }));
   const taken = await answer(askA, 'ship');
   check(taken.status === 200 && taken.body.ask.status === 'answered', `the answer with the notified token: ${JSON.stringify(taken)}`);
   const after = await api('GET', '/asks?status=pending&prompt=e2e-approve');
-  check(JSON.stringify(after.asks.map((a) => a.run_id)) === JSON.stringify([runB]), `the answered ask is gone from the pending list as the answer returns: ${JSON.stringify(after)}`);
+  check(
+    JSON.stringify(after.asks.map((a) => a.run_id)) === JSON.stringify([runB]),
+    `the answered ask is gone from the pending list as the answer returns: ${JSON.stringify(after)}`,
+  );
   check((await answer(askA, 'ship')).status === 200, 'the same answer again: 200');
   check((await answer(askA, 'hold')).status === 409, 'another answer: 409');
   const outside = await answer(notified.get(runB), 'maybe');
-  check(outside.status === 400 && JSON.stringify(outside.body.error.choices) === '["ship","hold"]' && outside.body.error.field === 'answer', `an answer outside the choices: 400 naming them: ${JSON.stringify(outside)}`);
+  check(
+    outside.status === 400 && JSON.stringify(outside.body.error.choices) === '["ship","hold"]' && outside.body.error.field === 'answer',
+    `an answer outside the choices: 400 naming them: ${JSON.stringify(outside)}`,
+  );
   step('answered run A with its notified token: gone from GET /asks at once; same answer 200, another 409, outside the choices 400');
 
   const hurry = (await api('POST', '/prompts/e2e-hurry/runs', { body: {}, expect: 202 })).run_id;
@@ -167,10 +198,14 @@ export async function checkInbox(t, receiver) {
   });
   check(hurried.result === "tool call failure: the operator's window closed", `the call failed with the closed window: ${JSON.stringify(hurried.result)}`);
   // Listed as expired within a second (the check allows 3 s on a loaded machine).
-  await until('GET /asks?status=expired lists the timed ask', async () => {
-    const expiredList = await api('GET', '/asks?status=expired&prompt=e2e-hurry');
-    return expiredList.asks.length === 1 && expiredList.asks[0].run_id === hurry ? true : null;
-  }, 3000);
+  await until(
+    'GET /asks?status=expired lists the timed ask',
+    async () => {
+      const expiredList = await api('GET', '/asks?status=expired&prompt=e2e-hurry');
+      return expiredList.asks.length === 1 && expiredList.asks[0].run_id === hurry ? true : null;
+    },
+    3000,
+  );
   step('the ask with a 2 s timeout closed as expired (ask.closed), and the call failed with "the operator\'s window closed"');
 
   check((await answer(notified.get(runB), 'hold')).status === 200, 'run B answered');
@@ -178,7 +213,7 @@ export async function checkInbox(t, receiver) {
     const completed = await until(`run.completed of ${run}`, () => at('/ok').find((r) => r.event.type === 'run.completed' && r.event.data.run_id === run));
     check(completed.event.data.status === 'completed' && completed.event.data.prompt === 'e2e-approve', `run.completed: ${JSON.stringify(completed.event)}`);
   }
-  step('both runs\' run.completed arrived');
+  step("both runs' run.completed arrived");
 
   // The flaky endpoint failed its first three requests and then got every event, in order per run.
   const expected = (run) => [`${run}.1 ask.created`, `${run}.2 ask.closed`, `${run}.3 run.completed`];
@@ -193,15 +228,23 @@ export async function checkInbox(t, receiver) {
     const firsts = [...new Map(mine.map((r) => [r.id, `${r.id} ${r.event.type}`])).values()];
     check(JSON.stringify(firsts) === JSON.stringify(expected(run)), `run ${run}'s events at the flaky endpoint, in order: ${JSON.stringify(firsts)}`);
     // A failed delivery is followed by the same event again (same webhook-id, same body), never by a later one.
-    check(mine.every((r, i) => i === 0 || mine[i - 1].status === 204 || (r.id === mine[i - 1].id && r.body === mine[i - 1].body)), `run ${run}: each failure redelivered under its webhook-id before the next event: ${mine.map((r) => `${r.id} ${r.status}`).join(', ')}`);
+    check(
+      mine.every((r, i) => i === 0 || mine[i - 1].status === 204 || (r.id === mine[i - 1].id && r.body === mine[i - 1].body)),
+      `run ${run}: each failure redelivered under its webhook-id before the next event: ${mine.map((r) => `${r.id} ${r.status}`).join(', ')}`,
+    );
     check(mine.at(-1).status === 204, `run ${run}: the last delivery landed`);
     const deliveries = await api('GET', `/runs/${run}/notifications`);
     for (const id of new Set(mine.map((r) => r.id))) {
       const tries = mine.filter((r) => r.id === id);
       const listed = deliveries.notifications.find((d) => d.url.endsWith('/flaky') && d.webhook_id === id);
-      check(listed && listed.state === 'delivered' && listed.attempts === tries.length && listed.last_status === 204, `GET /runs/:id/notifications of ${id}: ${JSON.stringify(listed)} after ${tries.length} attempts`);
+      check(
+        listed && listed.state === 'delivered' && listed.attempts === tries.length && listed.last_status === 204,
+        `GET /runs/:id/notifications of ${id}: ${JSON.stringify(listed)} after ${tries.length} attempts`,
+      );
     }
   }
   check(receiver.bad.length === 0, `every notification verified: ${JSON.stringify(receiver.bad)}`);
-  step(`the flaky endpoint failed ${FLAKY_FAILURES} times, then got every event in order under the same webhook-ids; ${receiver.received.length} notifications, every signature verified`);
+  step(
+    `the flaky endpoint failed ${FLAKY_FAILURES} times, then got every event in order under the same webhook-ids; ${receiver.received.length} notifications, every signature verified`,
+  );
 }

@@ -52,7 +52,11 @@ const promptFile = join(root, `.wrangler/e2e-mcp-${process.pid}.md`);
 async function startMcpServer() {
   const mcpPort = await freePort();
   const entry = join(root, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
-  const child = spawn(process.execPath, [entry, 'streamableHttp'], { env: { PATH: process.env.PATH, PORT: String(mcpPort) }, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  const child = spawn(process.execPath, [entry, 'streamableHttp'], {
+    env: { PATH: process.env.PATH, PORT: String(mcpPort) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
+  });
   let said = '';
   await new Promise((resolve, reject) => {
     child.stderr.on('data', (chunk) => {
@@ -233,7 +237,9 @@ async function main() {
   const deploy = await startDeployRun();
 
   await killServer();
-  step(`killed the server (SIGKILL) while the first run waits and run ${spinId} computes (${before.split('\n').length - 1} of ${SPIN_STEPS} steps); starting it again`);
+  step(
+    `killed the server (SIGKILL) while the first run waits and run ${spinId} computes (${before.split('\n').length - 1} of ${SPIN_STEPS} steps); starting it again`,
+  );
   await startServer();
   const ready = Date.now();
   // Nothing asks for the spinning run but its files, which do not wake a run: its alarm must.
@@ -254,15 +260,26 @@ async function main() {
   const again = await api('GET', `/runs/${runId}`);
   check(JSON.stringify(again) === JSON.stringify(second), `the run is as it was before the restart: ${JSON.stringify(again)}`);
   const listed = await api('GET', '/prompts');
-  check(listed.prompts.some((p) => p.name === 'e2e-intake' && p.origin === 'uploaded'), 'the uploaded prompt survived the restart');
+  check(
+    listed.prompts.some((p) => p.name === 'e2e-intake' && p.origin === 'uploaded'),
+    'the uploaded prompt survived the restart',
+  );
 
   // The first ask's token opens no other ask, and a wrong credential gets the same 401 for a run that exists and one that does not.
   await api('POST', `/runs/${runId}/asks/${again.pending[0].ask_id}`, { body: { answer: 'Eve' }, bearer: first.pending[0].token, expect: 401 });
-  const refusals = await Promise.all([runId, 'e'.repeat(64)].map((id) => api('POST', `/runs/${id}/asks/0-1`, { body: { answer: 'x' }, bearer: 'f'.repeat(64), expect: 401 })));
+  const refusals = await Promise.all(
+    [runId, 'e'.repeat(64)].map((id) => api('POST', `/runs/${id}/asks/0-1`, { body: { answer: 'x' }, bearer: 'f'.repeat(64), expect: 401 })),
+  );
   check(JSON.stringify(refusals[0]) === JSON.stringify(refusals[1]), `no existence oracle: ${JSON.stringify(refusals)}`);
   await api('GET', `/runs/${runId}/files/%E0%A4%A`, { expect: 400 });
-  const answered = await api('POST', `/runs/${runId}/asks/${again.pending[0].ask_id}?wait=5`, { body: { answer: 'Friday', answered_by: 'e2e' }, bearer: again.pending[0].token });
-  check(JSON.stringify(Object.keys(answered)) === '["ask","run"]' && answered.ask.status === 'answered' && !JSON.stringify(answered).includes('"result"'), `the ask token's response shows its ask and the run's status only: ${JSON.stringify(answered)}`);
+  const answered = await api('POST', `/runs/${runId}/asks/${again.pending[0].ask_id}?wait=5`, {
+    body: { answer: 'Friday', answered_by: 'e2e' },
+    bearer: again.pending[0].token,
+  });
+  check(
+    JSON.stringify(Object.keys(answered)) === '["ask","run"]' && answered.ask.status === 'answered' && !JSON.stringify(answered).includes('"result"'),
+    `the ask token's response shows its ask and the run's status only: ${JSON.stringify(answered)}`,
+  );
   const done = await untilSettled(runId);
   check(done.status === 'completed' && done.result === 'the release: Ada, Friday', `completed with the result: ${JSON.stringify(done)}`);
   step(`the run completed after the restart: ${JSON.stringify(done.result)}`);
@@ -274,8 +291,14 @@ async function main() {
     .map((block) => JSON.parse(block.slice(block.indexOf('data: ') + 6)));
   const types = events.map((e) => e.type);
   check(types[0] === 'run_started' && types.at(-1) === 'run_completed', `events from start to end: ${types.join(',')}`);
-  check(types.filter((t) => t === 'ask_pending').length === 2 && types.filter((t) => t === 'run_resumed').length === 2, `two asks, two resumes: ${types.join(',')}`);
-  check(events.every((e, i) => e.seq === i + 1), 'events numbered 1..n');
+  check(
+    types.filter((t) => t === 'ask_pending').length === 2 && types.filter((t) => t === 'run_resumed').length === 2,
+    `two asks, two resumes: ${types.join(',')}`,
+  );
+  check(
+    events.every((e, i) => e.seq === i + 1),
+    'events numbered 1..n',
+  );
   await api('POST', `/runs/${runId}/asks/${again.pending[0].ask_id}`, { body: { answer: 'again' }, expect: 409 });
   await api('POST', `/runs/${runId}/asks/${again.pending[0].ask_id}`, { body: { answer: 'Friday' }, bearer: again.pending[0].token });
   step(`read the file and ${events.length} events; the same answer again gets 200, another 409`);
@@ -286,9 +309,17 @@ async function main() {
   try {
     writeFileSync(join(folder, 'intake.test.yaml'), testFile);
     const tested = await new Promise((resolve) => {
-      execFile(process.execPath, [join(root, 'bin/runvil.mjs'), 'test'], { cwd: folder, env: { PATH: process.env.PATH ?? '', HOME: folder } }, (error, stdout, stderr) => resolve({ code: error ? error.code : 0, stdout, stderr }));
+      execFile(
+        process.execPath,
+        [join(root, 'bin/runvil.mjs'), 'test'],
+        { cwd: folder, env: { PATH: process.env.PATH ?? '', HOME: folder } },
+        (error, stdout, stderr) => resolve({ code: error ? error.code : 0, stdout, stderr }),
+      );
     });
-    check(tested.code === 0 && /^ok   \S*intake\.test\.yaml\n1 passed, 0 failed\n$/.test(tested.stdout), `runvil test passes the run's test file: ${JSON.stringify(tested)}`);
+    check(
+      tested.code === 0 && /^ok   \S*intake\.test\.yaml\n1 passed, 0 failed\n$/.test(tested.stdout),
+      `runvil test passes the run's test file: ${JSON.stringify(tested)}`,
+    );
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
@@ -297,14 +328,25 @@ async function main() {
   // A fork at the end of its journal with the first answer changed: the rest of the journal is stale, and goes on live.
   const journalLength = testFile.split('\n').filter((line) => /^# {3}\d+\. /.test(line)).length;
   const forked = await api('POST', `/runs/${runId}/fork?wait=10`, { body: { at: journalLength, answers: { [first.pending[0].ask_id]: 'Eve' } } });
-  check(forked.forked_from?.run_id === runId && forked.forked_from.at === journalLength && forked.status === 'suspended', `the fork waits on the second ask again: ${JSON.stringify(forked)}`);
+  check(
+    forked.forked_from?.run_id === runId && forked.forked_from.at === journalLength && forked.status === 'suspended',
+    `the fork waits on the second ask again: ${JSON.stringify(forked)}`,
+  );
   await api('POST', `/runs/${forked.run_id}/asks/${forked.pending[0].ask_id}?wait=10`, { body: { answer: 'Monday' }, bearer: forked.pending[0].token });
   const forkDone = await untilSettled(forked.run_id);
-  check(forkDone.status === 'completed' && forkDone.result === 'the release: Eve, Monday', `the fork completed with the changed answers: ${JSON.stringify(forkDone)}`);
+  check(
+    forkDone.status === 'completed' && forkDone.result === 'the release: Eve, Monday',
+    `the fork completed with the changed answers: ${JSON.stringify(forkDone)}`,
+  );
   step(`forked run ${runId} at ${journalLength} with another first answer: ${JSON.stringify(forkDone.result)}`);
 
   // A start whose response was lost, retried with its Idempotency-Key, reaches the same run.
-  const keyed = async () => (await fetch(`${base}/prompts/e2e-intake/runs`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'idempotency-key': 'e2e-retry-1' }, body: JSON.stringify({ args: { topic: 'the retry' } }) }).then(async (r) => ({ status: r.status, body: await r.json() })));
+  const keyed = async () =>
+    await fetch(`${base}/prompts/e2e-intake/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'idempotency-key': 'e2e-retry-1' },
+      body: JSON.stringify({ args: { topic: 'the retry' } }),
+    }).then(async (r) => ({ status: r.status, body: await r.json() }));
   const [a, b] = [await keyed(), await keyed()];
   check(a.status === 202 && b.status === 200 && b.body.duplicate === true && a.body.run_id === b.body.run_id, `Idempotency-Key: ${JSON.stringify([a, b])}`);
   step('a start retried with the same Idempotency-Key reached the same run');
@@ -312,7 +354,11 @@ async function main() {
   await mcpChecks();
 }
 
-const mcpPrompt = (name, uses, lua) => `---\nname: ${name}\ndescription: Calls the MCP reference server.\nruntime: 0\nuses: [${uses}]\n---\n# MCP\n\n## Call\n\`\`\`lua\n${lua}\n\`\`\`\n`.replace('runtime', 'runvil');
+const mcpPrompt = (name, uses, lua) =>
+  `---\nname: ${name}\ndescription: Calls the MCP reference server.\nruntime: 0\nuses: [${uses}]\n---\n# MCP\n\n## Call\n\`\`\`lua\n${lua}\n\`\`\`\n`.replace(
+    'runtime',
+    'runvil',
+  );
 
 async function mcpRun(name, uses, lua) {
   await api('PUT', `/prompts/${name}`, { body: mcpPrompt(name, uses, lua), expect: 201 });
@@ -323,41 +369,82 @@ async function mcpRun(name, uses, lua) {
 async function mcpChecks() {
   const packs = await api('GET', '/packs');
   const demo = packs.packs.find((p) => p.name === 'everything/demo');
-  check(demo?.available === true && demo.tools.some((t) => t.id === 'demo/echo'), `GET /packs lists the MCP Pack and its tools: ${JSON.stringify(demo)?.slice(0, 300)}`);
+  check(
+    demo?.available === true && demo.tools.some((t) => t.id === 'demo/echo'),
+    `GET /packs lists the MCP Pack and its tools: ${JSON.stringify(demo)?.slice(0, 300)}`,
+  );
   const down = packs.packs.find((p) => p.name === 'everything/down');
-  check(down?.available === false && /^the MCP server did not answer/.test(down.reason), `GET /packs says why the down Pack cannot serve: ${JSON.stringify(down)}`);
+  check(
+    down?.available === false && /^the MCP server did not answer/.test(down.reason),
+    `GET /packs says why the down Pack cannot serve: ${JSON.stringify(down)}`,
+  );
 
-  const echoId = await mcpRun('e2e-mcp', 'everything/demo', "return tools.call('demo/echo', { message = 'e2e' }) .. '|' .. tools.call('demo/get-sum', { a = 2, b = 3 })");
+  const echoId = await mcpRun(
+    'e2e-mcp',
+    'everything/demo',
+    "return tools.call('demo/echo', { message = 'e2e' }) .. '|' .. tools.call('demo/get-sum', { a = 2, b = 3 })",
+  );
   const echoed = await untilSettled(echoId);
-  const wrapped = /^.*<untrusted_input_([0-9a-f]+)>\nEcho: e2e\n<\/untrusted_input_\1>\|.*<untrusted_input_([0-9a-f]+)>\nThe sum of 2 and 3 is 5\.\n<\/untrusted_input_\2>$/s;
+  const wrapped =
+    /^.*<untrusted_input_([0-9a-f]+)>\nEcho: e2e\n<\/untrusted_input_\1>\|.*<untrusted_input_([0-9a-f]+)>\nThe sum of 2 and 3 is 5\.\n<\/untrusted_input_\2>$/s;
   check(echoed.status === 'completed' && wrapped.test(echoed.result), `echo and get-sum from Lua, wrapped as untrusted: ${JSON.stringify(echoed)}`);
   step('a prompt declaring everything/demo called echo and get-sum on the MCP server, wrapped as untrusted');
 
   const refusedId = await mcpRun('e2e-mcp-down', 'everything/down', "return 'never'");
   const refused = await untilSettled(refusedId);
-  check(refused.status === 'failed' && refused.error.kind === 'RequirementsUnmet' && /^the environment cannot satisfy this prompt:\n- down is unavailable: the MCP server did not answer/.test(refused.error.message), `a server down at prepare: ${JSON.stringify(refused)}`);
+  check(
+    refused.status === 'failed' &&
+      refused.error.kind === 'RequirementsUnmet' &&
+      /^the environment cannot satisfy this prompt:\n- down is unavailable: the MCP server did not answer/.test(refused.error.message),
+    `a server down at prepare: ${JSON.stringify(refused)}`,
+  );
   step('a prompt declaring a Pack whose server is down was refused with the requirements notice');
 
   // The command line offers the same tools to the scripted model.
-  writeFileSync(promptFile, mcpPrompt('e2e-cli', 'everything/demo', "tools.offer({ 'demo/echo', 'demo/get-sum' })\nmessages:user('use them')\nreturn models.loop()"));
-  writeFileSync(scriptFile, 'model:\n  - tool_calls:\n      - { id: c1, name: demo_echo, arguments: { message: from the model } }\n      - { id: c2, name: demo_get-sum, arguments: { a: 40, b: 2 } }\n  - content: done\n');
+  writeFileSync(
+    promptFile,
+    mcpPrompt('e2e-cli', 'everything/demo', "tools.offer({ 'demo/echo', 'demo/get-sum' })\nmessages:user('use them')\nreturn models.loop()"),
+  );
+  writeFileSync(
+    scriptFile,
+    'model:\n  - tool_calls:\n      - { id: c1, name: demo_echo, arguments: { message: from the model } }\n      - { id: c2, name: demo_get-sum, arguments: { a: 40, b: 2 } }\n  - content: done\n',
+  );
   // Asynchronously: a blocked event loop would let the server's idle keep-alive sockets go stale under fetch.
   const cli = await new Promise((resolve) => {
-    execFile(process.execPath, [join(root, 'bin/runvil.mjs'), 'run', promptFile, '--config', configFile, '--script', scriptFile, '--json'], { cwd: root }, (_error, stdout, stderr) => resolve({ stdout, stderr }));
+    execFile(
+      process.execPath,
+      [join(root, 'bin/runvil.mjs'), 'run', promptFile, '--config', configFile, '--script', scriptFile, '--json'],
+      { cwd: root },
+      (_error, stdout, stderr) => resolve({ stdout, stderr }),
+    );
   });
   const ran = JSON.parse(cli.stdout || '{}');
   const results = (ran.events ?? []).filter((e) => e.type === 'tool_result').map((e) => JSON.stringify(e));
-  check(ran.status === 'completed' && results.length === 2 && /untrusted_input_[0-9a-f]+>\\nEcho: from the model\\n/.test(results[0]) && /The sum of 40 and 2 is 42\./.test(results[1]), `runvil run offered the MCP tools to the scripted model: ${cli.stdout.slice(0, 400)} ${cli.stderr}`);
+  check(
+    ran.status === 'completed' &&
+      results.length === 2 &&
+      /untrusted_input_[0-9a-f]+>\\nEcho: from the model\\n/.test(results[0]) &&
+      /The sum of 40 and 2 is 42\./.test(results[1]),
+    `runvil run offered the MCP tools to the scripted model: ${cli.stdout.slice(0, 400)} ${cli.stderr}`,
+  );
   step('runvil run --config offered echo and get-sum to the scripted model, and ran its calls');
 
-  const slowId = await mcpRun('e2e-mcp-stop', 'everything/demo', "local ok, err = pcall(tools.call, 'demo/trigger-long-running-operation', { duration = 5, steps = 5 })\nreturn tostring(ok) .. '|' .. tostring(err)");
+  const slowId = await mcpRun(
+    'e2e-mcp-stop',
+    'everything/demo',
+    "local ok, err = pcall(tools.call, 'demo/trigger-long-running-operation', { duration = 5, steps = 5 })\nreturn tostring(ok) .. '|' .. tostring(err)",
+  );
   // The call reports progress every second for 5 s: stop the server part way through.
   await sleep(1500);
   const midway = await api('GET', `/runs/${slowId}`);
   check(midway.status === 'running', `the call is under way when the MCP server stops: ${JSON.stringify(midway)}`);
   await stopMcpServer();
   const stopped = await untilSettled(slowId);
-  check(stopped.status === 'completed' && /^false\|tool call failure: demo\/trigger-long-running-operation: the MCP server did not answer \(.+\)$/.test(stopped.result), `a server stopped during a call: ${JSON.stringify(stopped)}`);
+  check(
+    stopped.status === 'completed' &&
+      /^false\|tool call failure: demo\/trigger-long-running-operation: the MCP server did not answer \(.+\)$/.test(stopped.result),
+    `a server stopped during a call: ${JSON.stringify(stopped)}`,
+  );
   step(`the MCP server stopped during a call: ${JSON.stringify(stopped.result)}`);
 }
 
@@ -385,10 +472,24 @@ async function startDeployRun() {
   const view = await untilSettled(runId);
   const call = service.calls.find((got) => got.body.run_id === runId);
   check(call !== undefined, `the service got a signed call for run ${runId}: ${JSON.stringify(service.calls)}`);
-  check(call.webhookId === call.body.call_id && call.body.type === 'tool.call' && call.body.tool === 'deploy/start' && call.body.arguments.service === 'api', `the call's headers and body: ${JSON.stringify(call)}`);
-  check(call.body.callback_url === `${base}/runs/${runId}/tool-results/${call.body.call_id}` && /^[0-9a-f]{64}$/.test(call.body.callback_token), `the callback: ${JSON.stringify(call.body)}`);
+  check(
+    call.webhookId === call.body.call_id && call.body.type === 'tool.call' && call.body.tool === 'deploy/start' && call.body.arguments.service === 'api',
+    `the call's headers and body: ${JSON.stringify(call)}`,
+  );
+  check(
+    call.body.callback_url === `${base}/runs/${runId}/tool-results/${call.body.call_id}` && /^[0-9a-f]{64}$/.test(call.body.callback_token),
+    `the callback: ${JSON.stringify(call.body)}`,
+  );
   const pending = view.pending[0];
-  check(view.status === 'suspended' && view.pending.length === 1 && pending.kind === 'tool' && pending.call_id === call.body.call_id && pending.tool === 'deploy/start' && pending.deadline === call.body.deadline, `suspended with the call pending: ${JSON.stringify(view)}`);
+  check(
+    view.status === 'suspended' &&
+      view.pending.length === 1 &&
+      pending.kind === 'tool' &&
+      pending.call_id === call.body.call_id &&
+      pending.tool === 'deploy/start' &&
+      pending.deadline === call.body.deadline,
+    `suspended with the call pending: ${JSON.stringify(view)}`,
+  );
   step(`run ${runId} is suspended on tool call ${call.body.call_id} (the service answered 202)`);
   return { runId, view, call };
 }
@@ -399,7 +500,11 @@ async function finishDeployRun({ runId, view, call }) {
   const after = await api('GET', `/runs/${runId}`);
   check(JSON.stringify(after) === JSON.stringify(view), `the waiting run is as it was before the restart: ${JSON.stringify(after)}`);
   const post = (body, bearer, path = new URL(url).pathname) =>
-    fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
   const refusals = [
     [await post({ output: 'x' }, 'f'.repeat(64)), 401, 'a wrong token'],
     [await post({ output: 'x' }, token.slice(1)), 401, 'a near miss of the API token'],
@@ -408,10 +513,14 @@ async function finishDeployRun({ runId, view, call }) {
     [await post('{"output": ', callToken), 400, 'a body that is not JSON'],
     [await post({ result: 'x' }, callToken), 400, 'a body with an unknown key'],
   ];
-  for (const [response, status, what] of refusals) check(response.status === status, `${what}: expected ${status}, got ${response.status}: ${await response.text()}`);
+  for (const [response, status, what] of refusals)
+    check(response.status === status, `${what}: expected ${status}, got ${response.status}: ${await response.text()}`);
   check(service.calls.filter((got) => got.body.run_id === runId).length === 1, 'the call was sent once, across the restart');
   const accepted = await service.deliver(url, callToken, { output: 'live at v42' });
-  check(accepted.status === 200 && JSON.stringify(accepted.body) === '{"accepted":true}', `the result is accepted, with nothing about the run: ${JSON.stringify(accepted)}`);
+  check(
+    accepted.status === 200 && JSON.stringify(accepted.body) === '{"accepted":true}',
+    `the result is accepted, with nothing about the run: ${JSON.stringify(accepted)}`,
+  );
   const done = await untilSettled(runId);
   check(done.status === 'completed' && done.result === 'ok: live at v42', `completed with the result: ${JSON.stringify(done)}`);
   check((await service.deliver(url, callToken, { output: 'live at v42' })).status === 200, 'the same result again gets 200');
@@ -426,7 +535,10 @@ async function finishDeployRun({ runId, view, call }) {
     await sleep(100);
     quick = await api('GET', `/runs/${quickId}`);
   }
-  check(quick.status === 'completed' && quick.result === 'failed: tool call failure: deploy/quick: no result within 2 s', `the deadline's failure: ${JSON.stringify(quick)}`);
+  check(
+    quick.status === 'completed' && quick.result === 'failed: tool call failure: deploy/quick: no result within 2 s',
+    `the deadline's failure: ${JSON.stringify(quick)}`,
+  );
   step(`run ${quickId}: no result within the tool's 2 s timeout, the call failed with its message`);
 }
 

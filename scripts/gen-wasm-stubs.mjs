@@ -37,9 +37,25 @@ export function stubBytes(signature) {
   const typeSection = [1, ...funcType]; // one type
   return Uint8Array.from([
     ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00], // "\0asm", version 1
-    0x01, typeSection.length, ...typeSection, // type section
-    0x02, 7, 1, 1, 0x65, 1, 0x66, 0x00, 0x00, // import section: func "e" "f", type 0
-    0x07, 5, 1, 1, 0x66, 0x00, 0x00, // export section: "f" = func 0
+    0x01,
+    typeSection.length,
+    ...typeSection, // type section
+    0x02,
+    7,
+    1,
+    1,
+    0x65,
+    1,
+    0x66,
+    0x00,
+    0x00, // import section: func "e" "f", type 0
+    0x07,
+    5,
+    1,
+    1,
+    0x66,
+    0x00,
+    0x00, // export section: "f" = func 0
   ]);
 }
 

@@ -4,5 +4,11 @@ export interface LocalServer {
   output: string;
 }
 export function freePort(): Promise<number>;
-export function startLocalServer(options: { port: number; token: string; stateDir: string; args?: string[]; env?: Record<string, string> }): Promise<LocalServer>;
+export function startLocalServer(options: {
+  port: number;
+  token: string;
+  stateDir: string;
+  args?: string[];
+  env?: Record<string, string>;
+}): Promise<LocalServer>;
 export function killLocalServer(server: LocalServer | null | undefined): Promise<void>;

@@ -55,7 +55,13 @@ if (!vars.RUNVIL_API_TOKEN) {
 
 const envFile = join(root, '.wrangler/start.env');
 mkdirSync(dirname(envFile), { recursive: true });
-writeFileSync(envFile, Object.entries(vars).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join('\n') + '\n', { mode: 0o600 });
+writeFileSync(
+  envFile,
+  Object.entries(vars)
+    .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+    .join('\n') + '\n',
+  { mode: 0o600 },
+);
 chmodSync(envFile, 0o600);
 
 const wrangler = join(root, 'node_modules/.bin/wrangler');
@@ -63,14 +69,31 @@ const wranglerEnv = { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE
 
 // The index's tables (migrations/), in the local D1 database under the state directory;
 // migrations already applied are skipped.
-const migrated = spawnSync(wrangler, ['d1', 'migrations', 'apply', 'RUNVIL_DB', '--local', '--persist-to', stateDir], { cwd: root, env: { ...wranglerEnv, CI: '1' }, encoding: 'utf8' });
+const migrated = spawnSync(wrangler, ['d1', 'migrations', 'apply', 'RUNVIL_DB', '--local', '--persist-to', stateDir], {
+  cwd: root,
+  env: { ...wranglerEnv, CI: '1' },
+  encoding: 'utf8',
+});
 if (migrated.status !== 0) {
   console.error(`runvil: applying the index migrations (migrations/) failed:\n${migrated.stdout}${migrated.stderr}`);
   process.exit(1);
 }
 
 // Extra arguments go to wrangler dev (the benchmark passes its own Worker entry).
-const args = ['dev', ...process.argv.slice(2), '--local', '--ip', '127.0.0.1', '--port', port, '--persist-to', stateDir, '--env-file', envFile, '--show-interactive-dev-session=false'];
+const args = [
+  'dev',
+  ...process.argv.slice(2),
+  '--local',
+  '--ip',
+  '127.0.0.1',
+  '--port',
+  port,
+  '--persist-to',
+  stateDir,
+  '--env-file',
+  envFile,
+  '--show-interactive-dev-session=false',
+];
 // Offline: no usage metrics, and no download of Cloudflare's `Request.cf` sample (a placeholder serves).
 const child = spawn(wrangler, args, { cwd: root, stdio: 'inherit', env: wranglerEnv });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));

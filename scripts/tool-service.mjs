@@ -40,7 +40,11 @@ export async function startToolService() {
     calls,
     /** Posts a result to a callback URL with the call's token; answers the status and JSON body. */
     async deliver(url, token, result) {
-      const response = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(result) });
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(result),
+      });
       return { status: response.status, body: await response.json() };
     },
     close: () =>

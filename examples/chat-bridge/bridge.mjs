@@ -127,7 +127,11 @@ export function createBridge({ notifySecret, slackWebhookUrl, slackSigningSecret
 // Run directly: serve the bridge on 127.0.0.1:$PORT.
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const need = (name) => process.env[name] || (console.error(`chat-bridge: set ${name}`), process.exit(1));
-  const handler = createBridge({ notifySecret: need('RUNVIL_NOTIFY_SECRET'), slackWebhookUrl: need('SLACK_WEBHOOK_URL'), slackSigningSecret: need('SLACK_SIGNING_SECRET') });
+  const handler = createBridge({
+    notifySecret: need('RUNVIL_NOTIFY_SECRET'),
+    slackWebhookUrl: need('SLACK_WEBHOOK_URL'),
+    slackSigningSecret: need('SLACK_SIGNING_SECRET'),
+  });
   const port = Number(process.env.PORT || 8790);
   createServer(handler).listen(port, '127.0.0.1', () => console.log(`chat-bridge: listening on http://127.0.0.1:${port} (POST /runvil, POST /slack/actions)`));
 }

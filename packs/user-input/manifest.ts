@@ -35,7 +35,8 @@ export const USER_INPUT_MANIFEST: PackManifest = {
             type: 'number',
             exclusiveMinimum: 0,
             maximum: MAX_ASK_TIMEOUT_SECONDS,
-            description: "Seconds the operator has to answer; then the call fails with \"the operator's window closed\". Leave it out to wait as long as the run may.",
+            description:
+              'Seconds the operator has to answer; then the call fails with "the operator\'s window closed". Leave it out to wait as long as the run may.',
           },
         },
       },

@@ -109,9 +109,7 @@ function sniff(text: string): Kind {
 function mediaType(header: string | null): { essence: string; charset?: string } | null {
   if (header === null || header.trim() === '') return null;
   const [essence = '', ...params] = header.split(';');
-  const charset = params
-    .map((param) => /^\s*charset\s*=\s*"?([^";\s]+)"?\s*$/i.exec(param)?.[1])
-    .find((value) => value !== undefined);
+  const charset = params.map((param) => /^\s*charset\s*=\s*"?([^";\s]+)"?\s*$/i.exec(param)?.[1]).find((value) => value !== undefined);
   return { essence: essence.trim().toLowerCase(), ...(charset ? { charset } : {}) };
 }
 
@@ -134,7 +132,12 @@ async function readLimited(response: Response, maxBytes: number): Promise<{ byte
       chunks.push(value.subarray(0, room));
       total += room;
       // A body of exactly the limit is whole; one more read tells (a failed read means more).
-      truncated = value.byteLength > room || !(await reader.read().then((next) => next.done, () => false));
+      truncated =
+        value.byteLength > room ||
+        !(await reader.read().then(
+          (next) => next.done,
+          () => false,
+        ));
       break;
     }
     chunks.push(value);

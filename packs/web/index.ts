@@ -26,8 +26,7 @@ export function webPack(options: WebPackOptions = {}): Pack {
   const fetchPage = options.fetchPage ?? createPageFetcher();
   return {
     manifest: WEB_MANIFEST,
-    unavailableReason: (services: ServiceDirectory) =>
-      services.get(SEARCH_PROVIDER_SERVICE) === undefined ? WEB_UNAVAILABLE : null,
+    unavailableReason: (services: ServiceDirectory) => (services.get(SEARCH_PROVIDER_SERVICE) === undefined ? WEB_UNAVAILABLE : null),
     async call(tool, args, context) {
       switch (tool) {
         case 'web/fetch':

@@ -154,7 +154,8 @@ function parseRun(argv: string[]): Command {
   if (values.help) return { command: 'help', topic: 'run' };
   if (positionals.length === 0 && values.from === undefined) throw new UsageError('runvil run needs a prompt file: runvil run PROMPT.md');
   if (positionals.length > 1) throw new UsageError(`runvil run takes one prompt file, got ${positionals.length}: ${positionals.join(' ')}`);
-  if (values.until !== undefined && values.from === undefined) throw new UsageError('--until goes with --from FILE.test.yaml: it says how many of the recorded run\'s journal entries the run starts with');
+  if (values.until !== undefined && values.from === undefined)
+    throw new UsageError("--until goes with --from FILE.test.yaml: it says how many of the recorded run's journal entries the run starts with");
   const command: RunCommand = {
     command: 'run',
     file: positionals[0] ?? values.from!,
@@ -174,12 +175,14 @@ function parseRun(argv: string[]): Command {
   }
   if (values.seed !== undefined) command.seed = values.seed;
   if (values.from !== undefined) {
-    if (values.seed !== undefined) throw new UsageError('--seed and --from do not go together: the run keeps the recorded run\'s seed, or it could not replay it');
-    if (values.arg !== undefined) throw new UsageError('--arg and --from do not go together: the run keeps the recorded run\'s args, or it could not replay it');
+    if (values.seed !== undefined)
+      throw new UsageError("--seed and --from do not go together: the run keeps the recorded run's seed, or it could not replay it");
+    if (values.arg !== undefined) throw new UsageError("--arg and --from do not go together: the run keeps the recorded run's args, or it could not replay it");
     command.from = { file: values.from };
     const until = values.until;
     if (until !== undefined) {
-      if (!/^[0-9]+$/.test(until) || !Number.isSafeInteger(Number(until))) throw new UsageError(`--until takes a whole number of journal entries (0 or more), got ${JSON.stringify(until)}`);
+      if (!/^[0-9]+$/.test(until) || !Number.isSafeInteger(Number(until)))
+        throw new UsageError(`--until takes a whole number of journal entries (0 or more), got ${JSON.stringify(until)}`);
       command.from.until = Number(until);
     }
   }

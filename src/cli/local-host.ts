@@ -19,7 +19,12 @@ export const SCRIPT_HINT = 'or run with --script FILE to answer model rounds fro
  * Builds the local Host from the process environment; `model` replaces every role's provider
  * and model; `config` (runvil.yaml) adds its HTTP tool services.
  */
-export function localHost(env: Record<string, string | undefined>, operator: Operator, model?: ModelChoice, config: DeploymentConfig = EMPTY_CONFIG): HostConfig {
+export function localHost(
+  env: Record<string, string | undefined>,
+  operator: Operator,
+  model?: ModelChoice,
+  config: DeploymentConfig = EMPTY_CONFIG,
+): HostConfig {
   const services: Record<string, unknown> = {};
   const search = searchProviderFromEnv(env);
   if (search) services[SEARCH_PROVIDER_SERVICE] = search;

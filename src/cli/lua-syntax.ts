@@ -51,9 +51,7 @@ export async function luaSyntaxErrors(platform: LuaPlatform, prompt: Prompt): Pr
 
 function placed(file: string, problem: string, fallbackLine: number): LuaSyntaxError {
   const match = /^block:(\d+): ([\s\S]*)$/.exec(problem);
-  return match
-    ? { kind: 'Lua', file, line: Number(match[1]), message: match[2]! }
-    : { kind: 'Lua', file, line: fallbackLine, message: problem };
+  return match ? { kind: 'Lua', file, line: Number(match[1]), message: match[2]! } : { kind: 'Lua', file, line: fallbackLine, message: problem };
 }
 
 /** The `{{ ... }}` expressions of prose, found the way the Engine finds them. */

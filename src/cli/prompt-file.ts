@@ -44,7 +44,5 @@ export function formatError(error: Placed): string {
 
 /** A usage error as printed, one line per problem: `file:line:column: message` or `runvil: message`. */
 export function formatUsageError(error: UsageError): string {
-  return [error, ...error.more]
-    .map((each) => (each.where ? `${placePrefix(each.where)}${each.message}` : `runvil: ${each.message}`))
-    .join('\n');
+  return [error, ...error.more].map((each) => (each.where ? `${placePrefix(each.where)}${each.message}` : `runvil: ${each.message}`)).join('\n');
 }

@@ -73,9 +73,20 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
 
   let forked: { journal: JournalEntry[]; store: MemoryRunStore } | undefined;
   if (from) {
-    const checked = await checkFork({ platform, host, prompt, args: args.args, seed, runId: runId ?? 'run-1', prefix: { ok: true, journal: from.journal, firstReplaced: null } });
+    const checked = await checkFork({
+      platform,
+      host,
+      prompt,
+      args: args.args,
+      seed,
+      runId: runId ?? 'run-1',
+      prefix: { ok: true, journal: from.journal, firstReplaced: null },
+    });
     if (!checked.ok) {
-      const error = { kind: 'Determinism', message: `the prompt cannot reproduce the first ${from.journal.length} journal entries of ${command.from!.file}: ${checked.message}` };
+      const error = {
+        kind: 'Determinism',
+        message: `the prompt cannot reproduce the first ${from.journal.length} journal entries of ${command.from!.file}: ${checked.message}`,
+      };
       io.err(`${formatError(error)}\n`);
       if (command.json) printJson(io, { status: 'failed', error, events: [] });
       closeAll();
@@ -107,7 +118,8 @@ function callbackPort(env: Record<string, string | undefined>): number {
   const text = Object.hasOwn(env, 'RUNVIL_CALLBACK_PORT') ? env.RUNVIL_CALLBACK_PORT : undefined;
   const port = Number(text);
   if (text === undefined || text === '') return 0;
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new UsageError(`RUNVIL_CALLBACK_PORT must be a port number (1 to 65535), not ${JSON.stringify(text.slice(0, 50))}`);
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new UsageError(`RUNVIL_CALLBACK_PORT must be a port number (1 to 65535), not ${JSON.stringify(text.slice(0, 50))}`);
   return port;
 }
 

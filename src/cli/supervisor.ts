@@ -21,10 +21,7 @@ const LOOK_EVERY_MS = 100;
 
 /** What the command's thread tells the supervisor. */
 export type WorkerMessage =
-  | { type: 'out' | 'err'; text: string }
-  | { type: 'section'; name: string }
-  | { type: 'event'; event: RunEvent }
-  | { type: 'done'; status: number };
+  { type: 'out' | 'err'; text: string } | { type: 'section'; name: string } | { type: 'event'; event: RunEvent } | { type: 'done'; status: number };
 
 /** What the command's thread is started with. */
 export interface WorkerSetup {

@@ -179,7 +179,8 @@ function readTool(raw: Record<string, unknown>, at: (string | number)[], problem
   if (raw.fails !== undefined) tool.fails = String(raw.fails);
   if (raw.later === true || raw.later === 'never') tool.later = raw.later;
   if (typeof raw.timeout === 'number') tool.timeout = raw.timeout;
-  if (raw.timeout !== undefined && !raw.later) problem([...at, 'timeout'], `\`${pathText([...at, 'timeout'])}\` is the wait of a tool whose result comes \`later\`; set \`later\` too`);
+  if (raw.timeout !== undefined && !raw.later)
+    problem([...at, 'timeout'], `\`${pathText([...at, 'timeout'])}\` is the wait of a tool whose result comes \`later\`; set \`later\` too`);
   return tool;
 }
 
@@ -190,10 +191,16 @@ const CHAIN_ID = /^0(\.[a-z0-9]+)*$/;
 function readRecorded(raw: NonNullable<RawFixture['recorded']>[number], at: (string | number)[], problem: Report): RecordedCall {
   const tool = raw.tool === undefined ? '' : String(raw.tool);
   if (raw.tool === undefined) problem(at, `\`${pathText(at)}\` needs a \`tool\`: the tool id the run called, such as web/fetch`);
-  else if (!TOOL_ID.test(tool)) problem([...at, 'tool'], `\`${pathText([...at, 'tool'])}\` must be a tool id, <pack id>/<tool name> (such as web/fetch); got ${JSON.stringify(tool)}`);
+  else if (!TOOL_ID.test(tool))
+    problem([...at, 'tool'], `\`${pathText([...at, 'tool'])}\` must be a tool id, <pack id>/<tool name> (such as web/fetch); got ${JSON.stringify(tool)}`);
   const task = raw.task === undefined ? '0' : String(raw.task);
-  if (!CHAIN_ID.test(task)) problem([...at, 'task'], `\`${pathText([...at, 'task'])}\` must be a chain id such as 0 (the run's main chain) or 0.1 (a task); got ${JSON.stringify(task)}`);
-  if (raw.output !== undefined && raw.fails !== undefined) problem([...at, 'fails'], `\`${pathText(at)}\` holds the tool's \`output\` or its failure (\`fails\`), not both`);
+  if (!CHAIN_ID.test(task))
+    problem(
+      [...at, 'task'],
+      `\`${pathText([...at, 'task'])}\` must be a chain id such as 0 (the run's main chain) or 0.1 (a task); got ${JSON.stringify(task)}`,
+    );
+  if (raw.output !== undefined && raw.fails !== undefined)
+    problem([...at, 'fails'], `\`${pathText(at)}\` holds the tool's \`output\` or its failure (\`fails\`), not both`);
   else if (raw.output === undefined && raw.fails === undefined) problem(at, `\`${pathText(at)}\` needs the tool's \`output\` or its failure text (\`fails\`)`);
   const call: RecordedCall = {
     tool,
@@ -209,7 +216,8 @@ function readReply(raw: NonNullable<RawFixture['model']>[number], index: number,
   const reply: ScriptedReply = {};
   if (raw.fails !== undefined) {
     reply.fails = String(raw.fails);
-    if (raw.content !== undefined || raw.tool_calls !== undefined) problem(['model', index, 'fails'], `\`${pathText(['model', index])}\` either replies (content, tool_calls) or \`fails\`, not both`);
+    if (raw.content !== undefined || raw.tool_calls !== undefined)
+      problem(['model', index, 'fails'], `\`${pathText(['model', index])}\` either replies (content, tool_calls) or \`fails\`, not both`);
   }
   if (raw.content !== undefined) reply.content = String(raw.content);
   if (raw.tool_calls !== undefined) {

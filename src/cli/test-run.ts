@@ -37,7 +37,10 @@ export async function runPromptTest(platform: LuaPlatform, test: PromptTest, lim
     const offRecording = outcome.status === 'failed' && outcome.error.kind === 'Determinism';
     if (unused.length > 0 && !offRecording) {
       const more = unused.length > 1 ? ` (and ${unused.length - 1} more)` : '';
-      return [...judge(test.expect, outcome), `the run ended without making ${unused.length} recorded tool call(s); the first it never made: ${unused[0]}${more}`];
+      return [
+        ...judge(test.expect, outcome),
+        `the run ended without making ${unused.length} recorded tool call(s); the first it never made: ${unused[0]}${more}`,
+      ];
     }
   }
   return judge(test.expect, outcome);

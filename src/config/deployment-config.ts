@@ -98,7 +98,10 @@ export function resolveConfigValue(
     return found ?? '';
   });
   if (missing !== null) {
-    return { ok: false, error: { kind: 'MissingConfigVariable', name: missing, message: `runvil.yaml needs the environment variable ${missing}, which is not set` } };
+    return {
+      ok: false,
+      error: { kind: 'MissingConfigVariable', name: missing, message: `runvil.yaml needs the environment variable ${missing}, which is not set` },
+    };
   }
   return { ok: true, value };
 }

@@ -36,7 +36,17 @@ const HAS_REFERENCE = /\$\{/;
 /** An HTTP header name (RFC 9110 token). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Headers the MCP transport sets itself: a file cannot replace them. */
-const TRANSPORT_HEADERS = new Set(['accept', 'content-type', 'content-length', 'host', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'transfer-encoding', 'connection']);
+const TRANSPORT_HEADERS = new Set([
+  'accept',
+  'content-type',
+  'content-length',
+  'host',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'last-event-id',
+  'transfer-encoding',
+  'connection',
+]);
 /** A prompt's name, as the frontmatter's `name` allows it. */
 const PROMPT_NAME = /^[a-z0-9-]{1,64}$/;
 
@@ -182,7 +192,10 @@ function readTool(raw: RawTool, at: Path, trusted: boolean, report: Report): Con
   }
   const output = raw.output ?? 'plain';
   if (output === 'structured' && !trusted) {
-    report([...at, 'output'], `\`${pathText([...at, 'output'])}\`: structured output is for a trusted Pack's tools (add \`trusted: true\` to the Pack, or use plain)`);
+    report(
+      [...at, 'output'],
+      `\`${pathText([...at, 'output'])}\`: structured output is for a trusted Pack's tools (add \`trusted: true\` to the Pack, or use plain)`,
+    );
     ok = false;
   }
   if (!ok) return null;
@@ -199,12 +212,17 @@ function readNotify(raw: RawNotify, at: Path, report: Report): NotifyTarget {
   requiredUrl(raw.url, at, report);
   requiredSecret(raw.secret, at, 'every delivery is signed with it', report);
   const events = new Set<NotificationType>(raw.events ?? NOTIFICATION_TYPES);
-  if (raw.events !== undefined && raw.events.length === 0) report([...at, 'events'], `\`${pathText([...at, 'events'])}\` is empty: leave it out to send every event type`);
+  if (raw.events !== undefined && raw.events.length === 0)
+    report([...at, 'events'], `\`${pathText([...at, 'events'])}\` is empty: leave it out to send every event type`);
   let prompts: Set<string> | null = null;
   if (raw.prompts !== undefined) {
     prompts = new Set();
     raw.prompts.forEach((prompt, index) => {
-      if (!PROMPT_NAME.test(prompt)) report([...at, 'prompts', index], `\`${pathText([...at, 'prompts', index])}\`: ${JSON.stringify(prompt)} is not a prompt name (lowercase letters, digits and '-')`);
+      if (!PROMPT_NAME.test(prompt))
+        report(
+          [...at, 'prompts', index],
+          `\`${pathText([...at, 'prompts', index])}\`: ${JSON.stringify(prompt)} is not a prompt name (lowercase letters, digits and '-')`,
+        );
       prompts!.add(prompt);
     });
     if (raw.prompts.length === 0) report([...at, 'prompts'], `\`${pathText([...at, 'prompts'])}\` is empty: leave it out to report every prompt's runs`);
@@ -217,7 +235,8 @@ function packNameProblem(name: string): string | null {
   const parsed = parseName(name);
   if (!parsed.ok) return `a Pack is named vendor/name, such as acme/deploy: ${parsed.reason}`;
   if (parsed.segments.length !== 2) return `a Pack is named vendor/name, such as acme/deploy, with exactly one '/'`;
-  if (parsed.segments[0] === DEFAULT_VENDOR) return `the vendor ${DEFAULT_VENDOR} is Runvil's own Packs'; name a configured Pack with your own vendor, such as acme/${parsed.segments[1]}`;
+  if (parsed.segments[0] === DEFAULT_VENDOR)
+    return `the vendor ${DEFAULT_VENDOR} is Runvil's own Packs'; name a configured Pack with your own vendor, such as acme/${parsed.segments[1]}`;
   return null;
 }
 
@@ -240,7 +259,10 @@ function requiredSecret(secret: string | undefined, at: Path, why: string, repor
     return null;
   }
   if (!ONE_REFERENCE.test(secret)) {
-    report([...at, 'secret'], `\`${pathText([...at, 'secret'])}\` must name an environment variable, such as \${ACME_SECRET}: secrets never live in runvil.yaml`);
+    report(
+      [...at, 'secret'],
+      `\`${pathText([...at, 'secret'])}\` must name an environment variable, such as \${ACME_SECRET}: secrets never live in runvil.yaml`,
+    );
     return null;
   }
   return secret;
@@ -265,6 +287,7 @@ export function originProblem(url: string): string | null {
   const problem = urlProblem(url);
   if (problem || HAS_REFERENCE.test(url)) return problem;
   const parsed = new URL(url);
-  if (parsed.pathname !== '/' || parsed.search !== '' || parsed.hash !== '') return `must be an origin such as https://runvil.example.com, with no path, query or fragment`;
+  if (parsed.pathname !== '/' || parsed.search !== '' || parsed.hash !== '')
+    return `must be an origin such as https://runvil.example.com, with no path, query or fragment`;
   return null;
 }

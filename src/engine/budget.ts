@@ -55,7 +55,10 @@ export class StopSwitch {
     this.announce = resolve;
   });
 
-  constructor(private readonly limits: RunLimits, signal?: AbortSignal) {
+  constructor(
+    private readonly limits: RunLimits,
+    signal?: AbortSignal,
+  ) {
     signal?.addEventListener('abort', () => this.cancel(String(signal.reason ?? 'the run was cancelled')));
     if (signal?.aborted) this.cancel(String(signal.reason ?? 'the run was cancelled'));
   }

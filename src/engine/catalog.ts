@@ -46,4 +46,3 @@ export interface RunCatalog {
 
 /** The catalog of a run served with no Packs at all. */
 export const EMPTY_CATALOG: RunCatalog = { packs: [], unavailable: [], tools: [], preludes: [], log: [] };
-

@@ -58,7 +58,8 @@ export function differenceWords(recorded: EffectRequest | StepRequest, now: Effe
   }
   if (recorded.op === 'tool.call' && now.op === 'tool.call' && recorded.tool === now.tool) {
     const args = clip(canonicalJson(now.args ?? {}));
-    if (args !== clip(canonicalJson(recorded.args ?? {}))) return `the journal recorded ${before}; the prompt now asks for the same tool with arguments ${args}`;
+    if (args !== clip(canonicalJson(recorded.args ?? {})))
+      return `the journal recorded ${before}; the prompt now asks for the same tool with arguments ${args}`;
     // The same tool and arguments: the call differs in who made it.
     return `the journal recorded ${before} ${callerWords(recorded)}; the prompt now makes it ${callerWords(now)}`;
   }

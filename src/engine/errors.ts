@@ -3,17 +3,7 @@
  */
 
 /** The kinds a failed run reports. `Prompt` covers a file the parser refuses outside the frontmatter. */
-export type RunErrorKind =
-  | 'Frontmatter'
-  | 'Prompt'
-  | 'RequirementsUnmet'
-  | 'Lua'
-  | 'Tool'
-  | 'Model'
-  | 'Store'
-  | 'Determinism'
-  | 'Cancelled'
-  | 'Limit';
+export type RunErrorKind = 'Frontmatter' | 'Prompt' | 'RequirementsUnmet' | 'Lua' | 'Tool' | 'Model' | 'Store' | 'Determinism' | 'Cancelled' | 'Limit';
 
 /** Why a run failed, written for the person who reads it. */
 export interface RunError {

@@ -42,7 +42,9 @@ export class RunMeter {
     const had = this.files.get(request.path) ?? 0;
     const size = (request.op === 'store.append' ? had : 0) + utf8Length(request.text);
     if (size > this.limits.fileBytes) {
-      return this.stop(`${request.op} would make ${request.path} ${formatBytes(size)}, past the run's cap of ${formatBytes(this.limits.fileBytes)} on one file (fileBytes)`);
+      return this.stop(
+        `${request.op} would make ${request.path} ${formatBytes(size)}, past the run's cap of ${formatBytes(this.limits.fileBytes)} on one file (fileBytes)`,
+      );
     }
     if (this.storeBytes - had + size > this.limits.storeBytes) {
       return this.stop(`${request.op} would take the run's files past their cap of ${formatBytes(this.limits.storeBytes)} in all (storeBytes)`);
@@ -131,7 +133,7 @@ export function utf8Length(text: string): number {
     const code = text.charCodeAt(i);
     if (code < 0x80) continue;
     if (code < 0x800) bytes += 1;
-    else if (code >= 0xd800 && code < 0xdc00) i++, (bytes += 2);
+    else if (code >= 0xd800 && code < 0xdc00) (i++, (bytes += 2));
     else bytes += 2;
   }
   return bytes;

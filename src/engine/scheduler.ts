@@ -199,8 +199,14 @@ export class Scheduler {
    * with every answer at hand may take that step without parking (answerNow, park).
    */
   private aloneAtStepEnd(): boolean {
-    return this.chains.length === 1 && this.queue.length === 0 && this.inflight === 0 && !this.pausedInStep
-      && !this.options.stop.stopped && !this.options.effects.hasStep(this.steps + 1);
+    return (
+      this.chains.length === 1 &&
+      this.queue.length === 0 &&
+      this.inflight === 0 &&
+      !this.pausedInStep &&
+      !this.options.stop.stopped &&
+      !this.options.effects.hasStep(this.steps + 1)
+    );
   }
 
   /**
@@ -352,7 +358,10 @@ export class Scheduler {
       if (runnable.length > 0) {
         this.beginStep(number);
         if (parked.some((chain) => chain.phase === 'effect')) {
-          await this.options.effects.recordStep(number, runnable.map((chain) => chain.id));
+          await this.options.effects.recordStep(
+            number,
+            runnable.map((chain) => chain.id),
+          );
         }
         return runnable;
       }

@@ -146,7 +146,8 @@ export class TaskBoard {
     if (!record.tainted) return record;
     const nonce = this.run.seed.nonce;
     const result = record.result === null ? null : wrapUntrustedOnce(record.result, nonce);
-    const error = record.error && record.status === 'failed' ? { kind: record.error.kind, message: wrapUntrustedOnce(record.error.message, nonce) } : record.error;
+    const error =
+      record.error && record.status === 'failed' ? { kind: record.error.kind, message: wrapUntrustedOnce(record.error.message, nonce) } : record.error;
     return { result, error };
   }
 
@@ -158,7 +159,10 @@ export class TaskBoard {
   }
 
   private start(record: TaskRecord, extra: { callArgs?: string; item?: string }, onEnd?: () => void): void {
-    const fields = record.kind === 'arm' ? { kind: 'arm', parent: record.parent, item: Number(record.id.slice(record.id.lastIndexOf('.') + 1)) } : { kind: 'task', parent: record.parent };
+    const fields =
+      record.kind === 'arm'
+        ? { kind: 'arm', parent: record.parent, item: Number(record.id.slice(record.id.lastIndexOf('.') + 1)) }
+        : { kind: 'task', parent: record.parent };
     this.run.events.emit('task_started', this.place(record), fields);
     this.run.scheduler.add(record.id, async () => {
       const stopped = this.run.scheduler.stopOf(record.id);
@@ -186,8 +190,7 @@ export class TaskBoard {
       this.cancel(record.id, outcome.error.message);
       return;
     }
-    const error: RunError =
-      outcome.type === 'jump' ? { kind: 'Lua', message: `a ${record.kind} cannot jump` } : outcome.error;
+    const error: RunError = outcome.type === 'jump' ? { kind: 'Lua', message: `a ${record.kind} cannot jump` } : outcome.error;
     record.status = 'failed';
     record.error = { kind: outcome.type === 'error' ? outcome.luaKind : luaKindOf(error.kind), message: error.message };
     this.run.events.emit('task_failed', place, { error: { kind: error.kind, message: error.message } });

@@ -5,8 +5,20 @@
 
 /** Chat-template control markers that need no `<`; each gets a space after its `[`. */
 const CONTROL_MARKERS = [
-  'INST', '/INST', 'SYS', '/SYS', 'SYSTEM_PROMPT', '/SYSTEM_PROMPT', 'AVAILABLE_TOOLS', '/AVAILABLE_TOOLS',
-  'TOOL_CALLS', 'TOOL_RESULTS', '/TOOL_RESULTS', 'TOOL_CONTENT', 'THINK', '/THINK',
+  'INST',
+  '/INST',
+  'SYS',
+  '/SYS',
+  'SYSTEM_PROMPT',
+  '/SYSTEM_PROMPT',
+  'AVAILABLE_TOOLS',
+  '/AVAILABLE_TOOLS',
+  'TOOL_CALLS',
+  'TOOL_RESULTS',
+  '/TOOL_RESULTS',
+  'TOOL_CONTENT',
+  'THINK',
+  '/THINK',
 ];
 const CONTROL_PATTERN = new RegExp(`\\[(${CONTROL_MARKERS.map((m) => m.replace('/', '\\/')).join('|')})\\]`, 'g');
 

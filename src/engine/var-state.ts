@@ -68,9 +68,10 @@ export class VarState {
       return refused(`${dotted(parentPath)} is a list, so it cannot also hold named fields`);
     }
     const adopted = value === undefined ? undefined : this.adopt(value);
-    const delta = typeof key === 'number'
-      ? listDelta(Array.isArray(parent) ? parent : [], key, adopted, dotted(path), this.sizes)
-      : objectDelta(isObject(parent) ? parent : emptyObject(), key, adopted, this.sizes);
+    const delta =
+      typeof key === 'number'
+        ? listDelta(Array.isArray(parent) ? parent : [], key, adopted, dotted(path), this.sizes)
+        : objectDelta(isObject(parent) ? parent : emptyObject(), key, adopted, this.sizes);
     if (typeof delta === 'string') return refused(delta);
     if (this.size + delta > this.limitBytes) {
       return { type: 'limit', message: `the run's var grew past its size limit of ${byteText(this.limitBytes)} of JSON` };
@@ -189,7 +190,11 @@ function objectDelta(object: VarObject, key: string, item: Json | undefined, siz
   if (item === undefined) {
     if (!had) return 0;
     let others = false;
-    for (const k in object) if (k !== key) { others = true; break; }
+    for (const k in object)
+      if (k !== key) {
+        others = true;
+        break;
+      }
     return -(keySize(key) + old + (others ? 1 : 0));
   }
   if (had) return sizeOf(item, sizes) - old;

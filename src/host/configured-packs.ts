@@ -31,10 +31,19 @@ export async function snapshotPacks(config: DeploymentConfig, prompt: Prompt, va
 export type ProgressListener = (tool: string, context: ToolContext, progress: ToolProgress) => void;
 
 /** The Packs a run's snapshots stand for; each has `dispose` (close its connections when the run ends). */
-export function snapshotPacksToPacks(snapshots: readonly PackSnapshot[], vars: ConfigVars, onProgress?: ProgressListener): (Pack & { dispose(): Promise<void> })[] {
+export function snapshotPacksToPacks(
+  snapshots: readonly PackSnapshot[],
+  vars: ConfigVars,
+  onProgress?: ProgressListener,
+): (Pack & { dispose(): Promise<void> })[] {
   return snapshots.map((snapshot) =>
     mcpPack(
-      { fqName: snapshot.fqName, description: snapshot.description, trusted: snapshot.trusted, source: { kind: 'mcp', url: snapshot.mcp.url, headers: new Map(snapshot.mcp.headers) } },
+      {
+        fqName: snapshot.fqName,
+        description: snapshot.description,
+        trusted: snapshot.trusted,
+        source: { kind: 'mcp', url: snapshot.mcp.url, headers: new Map(snapshot.mcp.headers) },
+      },
       snapshot.tools,
       vars,
       onProgress,

@@ -22,9 +22,7 @@ import { ASK_TOOL } from './recording.ts';
 export const askIdOfEntry = (entry: JournalEntry): string => `${entry.chain}-${entry.seq}`;
 
 /** A journal's first entries with answers replaced, or why the request does not fit the journal. */
-export type ForkPrefix =
-  | { ok: true; journal: JournalEntry[]; firstReplaced: number | null }
-  | { ok: false; field: 'at' | 'answers'; message: string };
+export type ForkPrefix = { ok: true; journal: JournalEntry[]; firstReplaced: number | null } | { ok: false; field: 'at' | 'answers'; message: string };
 
 /**
  * The first `at` entries of `journal`, with each ask of `answers` (by ask id) answered with
@@ -33,7 +31,11 @@ export type ForkPrefix =
  */
 export function forkPrefix(journal: readonly JournalEntry[], at: number, answers: ReadonlyMap<string, string>): ForkPrefix {
   if (!Number.isSafeInteger(at) || at < 0 || at > journal.length) {
-    return { ok: false, field: 'at', message: `\`at\` must be a whole number from 0 to ${journal.length} (the run's journal has ${journal.length} entries); got ${JSON.stringify(at)}` };
+    return {
+      ok: false,
+      field: 'at',
+      message: `\`at\` must be a whole number from 0 to ${journal.length} (the run's journal has ${journal.length} entries); got ${JSON.stringify(at)}`,
+    };
   }
   const prefix = journal.slice(0, at);
   const asks = new Map<string, number>();
@@ -45,7 +47,11 @@ export function forkPrefix(journal: readonly JournalEntry[], at: number, answers
     const index = asks.get(askId);
     if (index === undefined) {
       const held = asks.size > 0 ? `they hold the asks ${[...asks.keys()].join(', ')}` : 'they hold no ask';
-      return { ok: false, field: 'answers', message: `\`answers\` names the ask ${JSON.stringify(askId)}, which the first ${at} journal entries do not hold (${held}); an ask after them is answered live` };
+      return {
+        ok: false,
+        field: 'answers',
+        message: `\`answers\` names the ask ${JSON.stringify(askId)}, which the first ${at} journal entries do not hold (${held}); an ask after them is answered live`,
+      };
     }
     const entry = prefix[index]!;
     prefix[index] = { ...entry, answer: { ok: true, value: text } };
@@ -124,7 +130,9 @@ async function dryReplay(replay: ForkReplay, journal: JournalEntry[]): Promise<D
   if (outcome.status === 'completed') return { ok: true };
   if (outcome.error.kind === 'Determinism') return { ok: false, message: outcome.error.message, ...(outcome.diverged ? { diverged: outcome.diverged } : {}) };
   const next = outcome.diverged;
-  const where = next ? `: the journal's effect ${next.seq} of chain ${next.chain}${next.request.op === 'tool.call' ? `, ${sectionWords(next.request.origin?.section)}` : ''}, ${effectWords(next.request)}` : '';
+  const where = next
+    ? `: the journal's effect ${next.seq} of chain ${next.chain}${next.request.op === 'tool.call' ? `, ${sectionWords(next.request.origin?.section)}` : ''}, ${effectWords(next.request)}`
+    : '';
   return {
     ok: false,
     message: `the prompt now ends with error[${outcome.error.kind}] (${outcome.error.message}) before it reaches the rest of the journal${where}`,

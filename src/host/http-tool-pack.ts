@@ -89,11 +89,11 @@ export function httpToolPack(config: ConfiguredPack & { source: HttpSource }, op
         callback_token: callback.token,
         deadline: record.deadline,
       });
-      const sent = await sendCall(
-        { url: found.url, secret: found.secret, callId, tool, body },
-        options.retry ?? DEFAULT_RETRY,
-        { ...(options.fetch ? { fetch: options.fetch } : {}), ...signalOf(context), ...(options.clock ? { clock: options.clock } : {}) },
-      );
+      const sent = await sendCall({ url: found.url, secret: found.secret, callId, tool, body }, options.retry ?? DEFAULT_RETRY, {
+        ...(options.fetch ? { fetch: options.fetch } : {}),
+        ...signalOf(context),
+        ...(options.clock ? { clock: options.clock } : {}),
+      });
       if (sent.kind === 'later') ledger.markWaiting(callId);
       else ledger.settle(callId, sent.kind === 'now' ? sent.result : { error: sent.message });
       // A result that came while the call was being sent wins over the send's own outcome.
@@ -124,4 +124,3 @@ function endedAs(tool: string, timeout: number, end: CallEnd, output: (result: T
 export function httpToolPacks(packs: Iterable<ConfiguredPack>, options: HttpToolPackOptions): Pack[] {
   return [...packs].filter(isHttpPack).map((pack) => httpToolPack(pack, options));
 }
-

@@ -47,7 +47,7 @@ export async function sendCall(
   }
   const doFetch = options.fetch ?? fetch;
   let last = '';
-  for (let tried = 0; tried < policy.tries; ) {
+  for (let tried = 0; tried < policy.tries;) {
     if (options.signal?.aborted) return { kind: 'failed', message: `${call.tool}: the call was abandoned before its result came` };
     const timestamp = new Date((options.clock ?? Date.now)());
     const headers = {

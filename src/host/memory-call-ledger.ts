@@ -4,14 +4,7 @@
  * (results arrive from the test file). A deadline is a timer; `deliver` takes a result as
  * the callback route does: once, the same again accepted, a different one refused.
  */
-import {
-  sameResult,
-  type CallEnd,
-  type CallLedger,
-  type CallOpening,
-  type CallRecord,
-  type ToolResult,
-} from './tool-calls.ts';
+import { sameResult, type CallEnd, type CallLedger, type CallOpening, type CallRecord, type ToolResult } from './tool-calls.ts';
 
 /** What a delivered result gets: accepted, or refused with the status the callback route answers. */
 export type Delivery = { ok: true } | { ok: false; status: 404 | 409; message: string };
@@ -87,9 +80,14 @@ export class MemoryCallLedger implements CallLedger {
     if (!record) return { ok: false, status: 404, message: `this run has no tool call ${JSON.stringify(callId)}` };
     if (record.state === 'done') {
       if (record.result && sameResult(record.result, result)) return { ok: true };
-      return { ok: false, status: 409, message: `tool call ${callId} already has a different result (received at ${record.received_at}); a result is taken once` };
+      return {
+        ok: false,
+        status: 409,
+        message: `tool call ${callId} already has a different result (received at ${record.received_at}); a result is taken once`,
+      };
     }
-    if (record.state === 'expired') return { ok: false, status: 409, message: `tool call ${callId} is no longer waiting: its deadline passed (${record.deadline})` };
+    if (record.state === 'expired')
+      return { ok: false, status: 409, message: `tool call ${callId} is no longer waiting: its deadline passed (${record.deadline})` };
     if (record.state === 'closed') return { ok: false, status: 409, message: `tool call ${callId} is no longer waiting: the run no longer needs its result` };
     this.end(callId, 'done', { kind: 'result', result });
     return { ok: true };
@@ -97,7 +95,8 @@ export class MemoryCallLedger implements CallLedger {
 
   /** Closes every open call (the run ended): nobody waits for their results now. */
   closeAll(): void {
-    for (const record of this.records.values()) if (record.state === 'sending' || record.state === 'waiting') this.end(record.call_id, 'closed', { kind: 'closed' });
+    for (const record of this.records.values())
+      if (record.state === 'sending' || record.state === 'waiting') this.end(record.call_id, 'closed', { kind: 'closed' });
   }
 
   /** The calls that wait on their results now. */

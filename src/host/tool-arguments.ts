@@ -85,9 +85,22 @@ function draftOf(schema: { [key: string]: Json }): SchemaDraft {
 
 /** Keywords whose error only says that something beneath them failed; the error beneath is reported. */
 const WRAPPERS = new Set([
-  'properties', 'patternProperties', 'additionalProperties', 'unevaluatedProperties',
-  'items', 'prefixItems', 'additionalItems', 'unevaluatedItems',
-  '$ref', '$recursiveRef', 'allOf', 'if', 'then', 'else', 'dependentSchemas', 'dependencies',
+  'properties',
+  'patternProperties',
+  'additionalProperties',
+  'unevaluatedProperties',
+  'items',
+  'prefixItems',
+  'additionalItems',
+  'unevaluatedItems',
+  '$ref',
+  '$recursiveRef',
+  'allOf',
+  'if',
+  'then',
+  'else',
+  'dependentSchemas',
+  'dependencies',
 ]);
 
 /** Keywords reported as themselves: the errors of their alternatives say nothing on their own. */
@@ -106,9 +119,10 @@ function describe(errors: OutputUnit[], schema: Schema, args: Json): string {
 
 function message(error: OutputUnit, path: (string | number)[], rule: Json | undefined, args: Json, errors: OutputUnit[]): string {
   const subject = path.length === 0 ? 'the arguments' : `argument ${quoted(fieldName(path))}`;
-  const generic = path.length === 0
-    ? `the arguments do not fit the tool's parameters (keyword ${JSON.stringify(error.keyword)})`
-    : `${subject} does not fit the tool's parameters (keyword ${JSON.stringify(error.keyword)})`;
+  const generic =
+    path.length === 0
+      ? `the arguments do not fit the tool's parameters (keyword ${JSON.stringify(error.keyword)})`
+      : `${subject} does not fit the tool's parameters (keyword ${JSON.stringify(error.keyword)})`;
   const num = typeof rule === 'number' ? JSON.stringify(rule) : null;
   switch (error.keyword) {
     case 'required': {

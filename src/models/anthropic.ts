@@ -61,7 +61,10 @@ export function anthropicProvider(options: AnthropicOptions = {}): ModelProvider
       return {
         ok: true,
         reply: {
-          content: blocks.filter((block) => block.type === 'text').map((block) => stringField(block, 'text')).join(''),
+          content: blocks
+            .filter((block) => block.type === 'text')
+            .map((block) => stringField(block, 'text'))
+            .join(''),
           tool_calls: blocks
             .filter((block) => block.type === 'tool_use')
             .map((block) => ({ id: stringField(block, 'id'), name: stringField(block, 'name'), arguments: (block.input ?? {}) as Json })),

@@ -62,7 +62,11 @@ export function parseModelChoice(text: string): ModelChoice | string {
 }
 
 /** The Host's models: providers chosen by each role's config, keys from `env`, Workers AI from `bindings.ai`. */
-export function modelDirectory(env: Record<string, string | undefined>, bindings: { ai?: AiBinding } = {}, options: ModelDirectoryOptions = {}): ModelDirectory {
+export function modelDirectory(
+  env: Record<string, string | undefined>,
+  bindings: { ai?: AiBinding } = {},
+  options: ModelDirectoryOptions = {},
+): ModelDirectory {
   const read = (name: string) => (Object.hasOwn(env, name) ? env[name]?.trim() : undefined) || undefined;
   const openaiKey = read(MODEL_ENV.openaiKey);
   const anthropicKey = read(MODEL_ENV.anthropicKey);
@@ -86,7 +90,9 @@ export function modelDirectory(env: Record<string, string | undefined>, bindings
           ? `${uses}, which needs ${MODEL_ENV.openaiKey} in the Host's environment (or ${MODEL_ENV.openaiBase} for a compatible server that needs no key)`
           : null;
       case 'anthropic':
-        return !anthropicKey && sameOrigin(config.base_url ?? anthropicBase, ANTHROPIC_BASE_URL) ? `${uses}, which needs ${MODEL_ENV.anthropicKey} in the Host's environment` : null;
+        return !anthropicKey && sameOrigin(config.base_url ?? anthropicBase, ANTHROPIC_BASE_URL)
+          ? `${uses}, which needs ${MODEL_ENV.anthropicKey} in the Host's environment`
+          : null;
       case 'workers-ai':
         return providers['workers-ai'] ? null : `${uses}, which needs the Workers AI binding (AI), and this Host has none`;
     }
@@ -115,7 +121,12 @@ function hostDefault(text: string | undefined, configured: Record<ProviderName, 
 }
 
 /** The role's config with the provider, model and default filled in; a string when there is none. */
-function choose(config: ModelConfig, fallback: ModelChoice | string | null, role: string, hint?: string): (ModelConfig & { provider: ProviderName; model: string }) | string {
+function choose(
+  config: ModelConfig,
+  fallback: ModelChoice | string | null,
+  role: string,
+  hint?: string,
+): (ModelConfig & { provider: ProviderName; model: string }) | string {
   if (config.provider === undefined) {
     if (typeof fallback === 'string') return fallback;
     if (fallback === null) {

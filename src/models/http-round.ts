@@ -161,7 +161,12 @@ function settle(post: JsonPost, attempt: Exclude<Attempt, { type: 'cancelled' }>
 }
 
 /** A failure for a JSON reply that lacks what the provider's format promises. */
-export function shapeFailure(provider: string, what: string, reply: { status: number; text: string }, secrets: readonly string[]): { ok: false; message: string } {
+export function shapeFailure(
+  provider: string,
+  what: string,
+  reply: { status: number; text: string },
+  secrets: readonly string[],
+): { ok: false; message: string } {
   return { ok: false, message: `${provider}: ${what} (HTTP ${reply.status}): ${excerpt(reply.text, secrets)}` };
 }
 

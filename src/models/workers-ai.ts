@@ -69,7 +69,11 @@ function workersAiMessages(records: readonly MessageRecord[]): Record<string, Js
       return {
         role: 'assistant',
         content: record.content,
-        tool_calls: record.tool_calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: argumentsText(call.arguments) } })),
+        tool_calls: record.tool_calls.map((call) => ({
+          id: call.id,
+          type: 'function',
+          function: { name: call.name, arguments: argumentsText(call.arguments) },
+        })),
       };
     }
     return { role: record.role, content: record.content };

@@ -20,8 +20,7 @@ export const FRONTMATTER_PREFIX = 'invalid frontmatter: ';
  * is where the Markdown body starts; undefined when an unclosed block swallowed the file.
  */
 export type FrontmatterBlock =
-  | { ok: true; yaml: string; yamlLine: number; bodyLine: number }
-  | { ok: false; message: string; line: number; column: number; bodyLine: number | undefined };
+  { ok: true; yaml: string; yamlLine: number; bodyLine: number } | { ok: false; message: string; line: number; column: number; bodyLine: number | undefined };
 
 const DELIMITER = /^---[ \t]*$/;
 

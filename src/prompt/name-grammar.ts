@@ -13,8 +13,7 @@ export const REASON_CHARSET = "segments may contain only lowercase ASCII letters
 /** Reason: a Pack id has more than one segment. */
 export const REASON_PACK_ID_SEGMENTS = "a Pack id is one segment, such as `web`, with no '/'";
 /** Reason: a `uses:` entry has three or more segments. */
-export const REASON_USES_SEGMENTS =
-  'a uses entry is a Pack id, such as `web`, or vendor/name, such as `acme/web`';
+export const REASON_USES_SEGMENTS = 'a uses entry is a Pack id, such as `web`, or vendor/name, such as `acme/web`';
 /** Reason: a tool id has fewer than two segments. */
 export const REASON_TOOL_ID_SEGMENTS = 'a tool id has two or more segments, such as `web/fetch`';
 
@@ -28,14 +27,10 @@ export type NameResult = { ok: true; segments: string[] } | { ok: false; reason:
 export type PackIdResult = { ok: true; id: string } | { ok: false; reason: string };
 
 /** A `uses:` entry check's outcome: the Pack it means. */
-export type UsesEntryResult =
-  | { ok: true; vendor: string; packId: string; fqName: string }
-  | { ok: false; reason: string };
+export type UsesEntryResult = { ok: true; vendor: string; packId: string; fqName: string } | { ok: false; reason: string };
 
 /** A tool id check's outcome: the owning Pack id (first segment) and tool name (last). */
-export type ToolIdResult =
-  | { ok: true; id: string; segments: string[]; packId: string; name: string }
-  | { ok: false; reason: string };
+export type ToolIdResult = { ok: true; id: string; segments: string[]; packId: string; name: string } | { ok: false; reason: string };
 
 const ALLOWED_CHAR = /[a-z0-9._-]/;
 

@@ -109,17 +109,12 @@ export function scanOutline(lines: readonly string[], firstLine: number): Outlin
 }
 
 /** Handles a `# ` line; returns the H1 items to fill, or undefined to keep the current ones. */
-function openTitle(
-  outline: Outline,
-  name: string,
-  line: number,
-  error: (message: string, line?: number) => void,
-): BodyItem[] | undefined {
+function openTitle(outline: Outline, name: string, line: number, error: (message: string, line?: number) => void): BodyItem[] | undefined {
   if (outline.title) {
     error(`a second \`# \` heading; a prompt has exactly one \`# Title\` heading (the first is on line ${outline.title.line})`, line);
     return undefined;
   }
-  if (name === '') error('the `# Title` heading is empty; write the prompt\'s title after `# `', line);
+  if (name === '') error("the `# Title` heading is empty; write the prompt's title after `# `", line);
   const first = outline.sections[0];
   if (first) error(`the \`# Title\` heading must come before every \`##\` section (the first is on line ${first.line})`, line);
   outline.title = { text: name, line };
@@ -127,12 +122,7 @@ function openTitle(
 }
 
 /** Handles a `## ` line: checks its name and starts the section. */
-function openSection(
-  outline: Outline,
-  name: string,
-  line: number,
-  error: (message: string, line?: number) => void,
-): BodyItem[] {
+function openSection(outline: Outline, name: string, line: number, error: (message: string, line?: number) => void): BodyItem[] {
   if (name === '') error('a `##` heading needs a section name, such as `## Ask`', line);
   const twin = name === '' ? undefined : outline.sections.find((section) => section.name === name);
   if (twin) {

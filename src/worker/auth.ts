@@ -19,7 +19,8 @@ export type Credential = { kind: 'api' } | { kind: 'ask-token'; token: string };
 export async function answerCredential(request: Request, env: Env, runId: string, askId: string): Promise<Credential> {
   const credential = await credentialOf(request, env);
   if (credential.kind === 'api') return credential;
-  if (askSecret(env) === null) throw new ApiError(401, 'the server has no RUNVIL_API_TOKEN (or RUNVIL_ASK_SECRET) configured, so it cannot check answer tokens');
+  if (askSecret(env) === null)
+    throw new ApiError(401, 'the server has no RUNVIL_API_TOKEN (or RUNVIL_ASK_SECRET) configured, so it cannot check answer tokens');
   if (!(await isAskToken(env, runId, askId, credential.token))) {
     throw new ApiError(401, 'wrong token: send the API token, or the answer token of this ask (an ask token answers its own ask only)');
   }
@@ -47,7 +48,10 @@ export async function credentialOf(request: Request, env: Env): Promise<Credenti
 /** Middleware: only the API token passes. */
 export const requireApiToken: MiddlewareHandler<{ Bindings: Env }> = async (c, next) => {
   if (typeof c.env.RUNVIL_API_TOKEN !== 'string' || c.env.RUNVIL_API_TOKEN === '') {
-    throw new ApiError(401, 'the server has no RUNVIL_API_TOKEN configured, so it refuses every API request; set it (`wrangler secret put RUNVIL_API_TOKEN`, or .dev.vars locally)');
+    throw new ApiError(
+      401,
+      'the server has no RUNVIL_API_TOKEN configured, so it refuses every API request; set it (`wrangler secret put RUNVIL_API_TOKEN`, or .dev.vars locally)',
+    );
   }
   const credential = await credentialOf(c.req.raw, c.env);
   if (credential.kind !== 'api') throw new ApiError(401, 'wrong API token');

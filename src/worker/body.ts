@@ -69,7 +69,8 @@ export function parseJsonObject(text: string, what = 'the request body'): { [key
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new ApiError(400, `${what} must be a JSON object, not ${Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`}`);
   }
-  if (jsonDepth(value) > MAX_JSON_DEPTH) throw new ApiError(400, `${what} nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep, the most this API accepts`);
+  if (jsonDepth(value) > MAX_JSON_DEPTH)
+    throw new ApiError(400, `${what} nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep, the most this API accepts`);
   return value as { [key: string]: Json };
 }
 

@@ -126,7 +126,11 @@ export function takeResult(state: RunState, callId: string, result: ToolResult, 
     case 'done':
       // A retry of the result taken (its response was lost) is no error; another result is.
       if (record.result && sameResult(record.result, result)) return { ok: true, taken: false };
-      return { ok: false, status: 409, message: `tool call ${callId} already has a different result (received at ${record.received_at}); a result is taken once` };
+      return {
+        ok: false,
+        status: 409,
+        message: `tool call ${callId} already has a different result (received at ${record.received_at}); a result is taken once`,
+      };
     case 'expired':
       return { ok: false, status: 409, message: `tool call ${callId} is no longer waiting: its deadline passed at ${record.deadline}, so the result is stale` };
     case 'closed':

@@ -72,6 +72,7 @@ export function decodeCursor(list: string, text: string | undefined, size: numbe
   } catch {
     throw badCursor();
   }
-  if (!Array.isArray(value) || value.length !== size + 1 || value[0] !== list || !value.every((part) => typeof part === 'string' && part.length <= 300)) throw badCursor();
+  if (!Array.isArray(value) || value.length !== size + 1 || value[0] !== list || !value.every((part) => typeof part === 'string' && part.length <= 300))
+    throw badCursor();
   return value.slice(1) as string[];
 }

@@ -226,14 +226,12 @@ export class LiveRun {
         await this.durable();
         return work();
       });
-    const packs = host.packs.map(
-      (pack): Pack => ({
-        manifest: pack.manifest,
-        call: (tool, args, context) => track(() => pack.call(tool, args, context)),
-        ...(pack.unavailableReason ? { unavailableReason: (services) => pack.unavailableReason!(services) } : {}),
-        ...(pack.dispose ? { dispose: () => pack.dispose!() } : {}),
-      }),
-    );
+    const packs = host.packs.map((pack): Pack => ({
+      manifest: pack.manifest,
+      call: (tool, args, context) => track(() => pack.call(tool, args, context)),
+      ...(pack.unavailableReason ? { unavailableReason: (services) => pack.unavailableReason!(services) } : {}),
+      ...(pack.dispose ? { dispose: () => pack.dispose!() } : {}),
+    }));
     const models: ModelDirectory = {
       provider(config, role) {
         const provider = host.models.provider(config, role);

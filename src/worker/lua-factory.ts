@@ -55,17 +55,18 @@ async function create(wasm: WebAssembly.Module): Promise<LuaFactory> {
   let exports: WebAssembly.Exports | undefined;
   const realFetch = globalThis.fetch;
   const realInstantiate = WebAssembly.instantiate;
-  const restoreInstantiate = replaceGlobal(WebAssembly, 'instantiate', function instantiate(
-    this: unknown,
-    ...args: Parameters<typeof WebAssembly.instantiate>
-  ) {
-    if (args[0] !== placeholder) return Reflect.apply(realInstantiate, WebAssembly, args);
-    restoreInstantiate();
-    return realInstantiate(wasm, args[1]).then((instance) => {
-      exports = instance.exports;
-      return { module: wasm, instance };
-    });
-  });
+  const restoreInstantiate = replaceGlobal(
+    WebAssembly,
+    'instantiate',
+    function instantiate(this: unknown, ...args: Parameters<typeof WebAssembly.instantiate>) {
+      if (args[0] !== placeholder) return Reflect.apply(realInstantiate, WebAssembly, args);
+      restoreInstantiate();
+      return realInstantiate(wasm, args[1]).then((instance) => {
+        exports = instance.exports;
+        return { module: wasm, instance };
+      });
+    },
+  );
 
   try {
     const restores = [

@@ -133,7 +133,8 @@ export class Outbox {
     const now = Date.now();
     const version = this.bumpVersion().version;
     const owed = this.kv.get<OwedIndex>('outbox-index') ?? { version, asks: [], since: now };
-    const asks = change.kind === 'ask' ? [...owed.asks.filter(([id]) => id !== change.after.ask_id), [change.after.ask_id, version] as [string, number]] : owed.asks;
+    const asks =
+      change.kind === 'ask' ? [...owed.asks.filter(([id]) => id !== change.after.ask_id), [change.after.ask_id, version] as [string, number]] : owed.asks;
     this.kv.put('outbox-index', { version, asks, since: owed.since ?? now } satisfies OwedIndex);
     let notified = false;
     if (change.kind === 'ask') {
@@ -145,7 +146,11 @@ export class Outbox {
       }
     } else if (isFinal(change.after) && change.before !== change.after) {
       const progress = this.host.state.progress();
-      notified = this.notify(`run.${change.after}` as NotificationType, { run_id: meta.run_id, prompt: meta.prompt, status: change.after, result: null, error: progress.error as Json }, now);
+      notified = this.notify(
+        `run.${change.after}` as NotificationType,
+        { run_id: meta.run_id, prompt: meta.prompt, status: change.after, result: null, error: progress.error as Json },
+        now,
+      );
       this.kv.put('outbox-kv', { due: now + KV_SYNC_DELAY_MS });
     }
     // A notification leaves at once; index rows a moment later, with the changes made meanwhile.
@@ -168,7 +173,9 @@ export class Outbox {
   private notify(type: NotificationType, data: { [key: string]: Json }, now: number): boolean {
     const meta = this.host.state.meta()!;
     const targets = this.host.targets();
-    const matching = targets.map((target, i) => [target, i] as const).filter(([target]) => target.events.has(type) && (target.prompts === null || target.prompts.has(meta.prompt)));
+    const matching = targets
+      .map((target, i) => [target, i] as const)
+      .filter(([target]) => target.events.has(type) && (target.prompts === null || target.prompts.has(meta.prompt)));
     if (matching.length === 0) return false;
     const state = this.kv.get<OutboxState>('outbox-state')!;
     state.notifications++;
@@ -258,7 +265,10 @@ export class Outbox {
     const progress = state.progress();
     const version = this.kv.get<OutboxState>('outbox-state')?.version ?? 0;
     const asks = state.asks();
-    const rows = owed.asks.map(([id]) => asks.find((ask) => ask.ask_id === id)).filter((ask): ask is AskRecord => ask !== undefined).map((ask) => askRow(this.host.askInfo(ask), ask));
+    const rows = owed.asks
+      .map(([id]) => asks.find((ask) => ask.ask_id === id))
+      .filter((ask): ask is AskRecord => ask !== undefined)
+      .map((ask) => askRow(this.host.askInfo(ask), ask));
     const run = {
       run_id: meta.run_id,
       prompt: meta.prompt,
@@ -362,7 +372,10 @@ export class Outbox {
         if (done) this.kv.delete(PENDING + key.slice(NOTIFICATION.length));
       });
       if (!done) return;
-      if (!delivered) console.error(`run ${this.host.state.meta()!.run_id}: notification ${record.webhook_id} (${record.event}) to ${record.url} was given up after ${attempts} attempts`);
+      if (!delivered)
+        console.error(
+          `run ${this.host.state.meta()!.run_id}: notification ${record.webhook_id} (${record.event}) to ${record.url} was given up after ${attempts} attempts`,
+        );
     }
   }
 
@@ -373,7 +386,9 @@ export class Outbox {
     const vars = this.host.vars();
     const secret = target ? resolveConfigValue(target.secret, vars) : null;
     if (!secret?.ok) {
-      console.error(`run ${this.host.state.meta()!.run_id}: notification ${record.webhook_id}: ${secret ? secret.error.message : 'its notify target is no longer configured'}`);
+      console.error(
+        `run ${this.host.state.meta()!.run_id}: notification ${record.webhook_id}: ${secret ? secret.error.message : 'its notify target is no longer configured'}`,
+      );
       return null;
     }
     try {
@@ -397,7 +412,9 @@ export class Outbox {
       await response.body?.cancel().catch(() => undefined);
       return response.status;
     } catch (error) {
-      console.error(`run ${this.host.state.meta()!.run_id}: notification ${record.webhook_id} to ${record.url} failed: ${error instanceof Error ? error.message : String(error)}`);
+      console.error(
+        `run ${this.host.state.meta()!.run_id}: notification ${record.webhook_id} to ${record.url} failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
       return null;
     }
   }

@@ -52,7 +52,11 @@ export interface KvNamespace {
   getWithMetadata<M>(key: string): Promise<{ value: string | null; metadata: M | null }>;
   put(key: string, value: string, options?: { metadata?: unknown }): Promise<void>;
   delete(key: string): Promise<void>;
-  list<M = unknown>(options?: { prefix?: string; cursor?: string; limit?: number }): Promise<{
+  list<M = unknown>(options?: {
+    prefix?: string;
+    cursor?: string;
+    limit?: number;
+  }): Promise<{
     keys: { name: string; metadata?: M }[];
     list_complete: boolean;
     cursor?: string;

@@ -79,7 +79,10 @@ export function parseDeployed(name: string, source: string): Prompt {
     throw new ApiError(400, `the prompt does not parse: ${where}${first?.message ?? 'no title'}`, { errors });
   }
   if (parsed.prompt.frontmatter.name !== name) {
-    throw new ApiError(400, `the prompt's frontmatter names it ${JSON.stringify(parsed.prompt.frontmatter.name)}, but it is deployed as ${JSON.stringify(name)}; the two must match`);
+    throw new ApiError(
+      400,
+      `the prompt's frontmatter names it ${JSON.stringify(parsed.prompt.frontmatter.name)}, but it is deployed as ${JSON.stringify(name)}; the two must match`,
+    );
   }
   return parsed.prompt;
 }

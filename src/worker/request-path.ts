@@ -19,7 +19,10 @@ export const checkPathEncoding: MiddlewareHandler = async (c, next) => {
         decodeURIComponent(segment);
       } catch {
         const shown = segment.length > 60 ? `${segment.slice(0, 60)}...` : segment;
-        throw new ApiError(400, `the path segment ${JSON.stringify(shown)} is not valid percent-encoding: each % must begin %XX (two hex digits), and the bytes must be UTF-8`);
+        throw new ApiError(
+          400,
+          `the path segment ${JSON.stringify(shown)} is not valid percent-encoding: each % must begin %XX (two hex digits), and the bytes must be UTF-8`,
+        );
       }
     }
   }

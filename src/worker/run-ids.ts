@@ -38,7 +38,9 @@ export function checkDedupeKey(key: string, header: string, max = MAX_DEDUPE_KEY
   const bad = /[^\x21-\x7e]/.exec(key);
   if (bad) {
     const code = bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
-    throw new ApiError(400, `${header} holds the character U+${code}; it takes visible ASCII characters only (letters, digits, punctuation; no spaces)`, { field: header });
+    throw new ApiError(400, `${header} holds the character U+${code}; it takes visible ASCII characters only (letters, digits, punctuation; no spaces)`, {
+      field: header,
+    });
   }
 }
 

@@ -64,7 +64,20 @@ export function indexWrites(db: D1Database, version: number, run: RunRow, asks: 
              closed_at = excluded.closed_at, version = excluded.version
            WHERE excluded.version >= asks.version`,
         )
-        .bind(ask.run_id, ask.ask_id, ask.prompt, ask.task, ask.question, ask.choices, ask.asked_at, ask.expires_at, ask.status, ask.answered_by, ask.closed_at, version),
+        .bind(
+          ask.run_id,
+          ask.ask_id,
+          ask.prompt,
+          ask.task,
+          ask.question,
+          ask.choices,
+          ask.asked_at,
+          ask.expires_at,
+          ask.status,
+          ask.answered_by,
+          ask.closed_at,
+          version,
+        ),
     );
   }
   return statements;
@@ -106,7 +119,12 @@ export function runsPageSql(query: RunsQuery): { sql: string; params: (string | 
 /** Up to `limit` runs, newest first, after `after`. */
 export async function runsPage(db: D1Database, query: RunsQuery): Promise<RunRow[]> {
   const { sql, params } = runsPageSql(query);
-  return (await db.prepare(sql).bind(...params).all<RunRow>()).results;
+  return (
+    await db
+      .prepare(sql)
+      .bind(...params)
+      .all<RunRow>()
+  ).results;
 }
 
 /** Where a page of asks starts: after the ask with this sort key. */
@@ -144,5 +162,10 @@ export function asksPageSql(query: AsksQuery): { sql: string; params: (string | 
 /** Up to `limit` asks of one status, after `after`. */
 export async function asksPage(db: D1Database, query: AsksQuery): Promise<AskRow[]> {
   const { sql, params } = asksPageSql(query);
-  return (await db.prepare(sql).bind(...params).all<AskRow>()).results;
+  return (
+    await db
+      .prepare(sql)
+      .bind(...params)
+      .all<AskRow>()
+  ).results;
 }

@@ -220,7 +220,13 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     if (judged === 'retry') return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
     if (judged !== 'take') return judged;
     this.state.atomically(() => {
-      this.state.putAsk({ ...ask, state: 'answered', answer, answered_at: new Date().toISOString(), ...(answeredBy !== null ? { answered_by: answeredBy } : {}) });
+      this.state.putAsk({
+        ...ask,
+        state: 'answered',
+        answer,
+        answered_at: new Date().toISOString(),
+        ...(answeredBy !== null ? { answered_by: answeredBy } : {}),
+      });
       this.state.appendEvent({ type: 'ask_answered', task: chainOfAsk(askId), ask_id: askId, answered_by: answeredBy });
     });
     if (this.live) this.live.broker.deliver(askId, { ok: true, text: answer });
@@ -380,7 +386,13 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     this.live = live;
     live.outcome.then(
       (outcome) => this.finish(live, outcome),
-      (error: unknown) => this.finish(live, { status: 'failed', error: { kind: 'Lua', message: `the run object failed: ${error instanceof Error ? error.message : String(error)}` }, events: [], journal: [] }),
+      (error: unknown) =>
+        this.finish(live, {
+          status: 'failed',
+          error: { kind: 'Lua', message: `the run object failed: ${error instanceof Error ? error.message : String(error)}` },
+          events: [],
+          journal: [],
+        }),
     );
   }
 
@@ -418,7 +430,8 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   private async end(status: RunStatus, how: { result?: string; error?: { kind: string; message: string } }): Promise<void> {
     const endedAt = new Date().toISOString();
     this.state.atomically(() => {
-      for (const ask of this.state.asks()) if (ask.state === 'pending') this.state.putAsk({ ...ask, state: 'closed', closed_reason: 'cancelled', closed_at: endedAt });
+      for (const ask of this.state.asks())
+        if (ask.state === 'pending') this.state.putAsk({ ...ask, state: 'closed', closed_reason: 'cancelled', closed_at: endedAt });
       closeOpenCalls(this.state);
       this.state.setStatus(status, { ...how, ended_at: endedAt });
     });
@@ -493,4 +506,3 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     return objectViewOf(this.state);
   }
 }
-

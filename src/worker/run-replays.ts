@@ -21,7 +21,11 @@ export function testFileOf(state: RunState, host: HostConfig): { ok: true; text:
     return { ok: false, status: 409, message: `run ${meta.run_id} is ${progress.status}; a test file is made from a run that has ended (completed or failed)` };
   }
   if (progress.status === 'cancelled') {
-    return { ok: false, status: 409, message: `run ${meta.run_id} was cancelled: a test file reproduces how a run ended, and a cancellation comes from outside the run (POST /runs/:id/fork starts a new run from its journal instead)` };
+    return {
+      ok: false,
+      status: 409,
+      message: `run ${meta.run_id} was cancelled: a test file reproduces how a run ended, and a cancellation comes from outside the run (POST /runs/:id/fork starts a new run from its journal instead)`,
+    };
   }
   const parsed = parsePromptCached(state.source(), `${meta.prompt}.md`);
   const declared = new Set(parsed.ok ? parsed.prompt.frontmatter.uses.map((entry) => entry.fqName) : []);
@@ -38,7 +42,10 @@ export function testFileOf(state: RunState, host: HostConfig): { ok: true; text:
         ? { status: 'completed', result: state.result() ?? '' }
         : { status: 'failed', error: progress.error ?? { kind: 'Lua', message: '' } },
     // The Engine's events (they say where they happened); the run object's own (asks, suspensions) are no part of a replay.
-    event_types: state.events().filter((event) => 'turn' in event).map((event) => event.type),
+    event_types: state
+      .events()
+      .filter((event) => 'turn' in event)
+      .map((event) => event.type),
     packs,
   });
   return { ok: true, text };
@@ -49,7 +56,11 @@ export function forkSourceOf(state: RunState): ForkSource | Refusal {
   const meta = state.meta()!;
   const status = state.progress().status;
   if (status === 'running') {
-    return { ok: false, status: 409, message: `run ${meta.run_id} is running; a fork starts from a journal that stands still: fork it once it has suspended or ended` };
+    return {
+      ok: false,
+      status: 409,
+      message: `run ${meta.run_id} is running; a fork starts from a journal that stands still: fork it once it has suspended or ended`,
+    };
   }
   return { ok: true, prompt: meta.prompt, source: state.source(), args: state.args(), seed: meta.seed, journal: state.journal() };
 }
@@ -68,7 +79,11 @@ export async function checkedForkJournal(spec: ForkSpec, host: HostConfig, runId
     prefix: { ok: true, journal: rebaseJournal(spec.journal, spec.forked_from.run_id, runId), firstReplaced: spec.first_replaced },
   });
   if (!checked.ok) {
-    return { ok: false, status: 409, message: `the prompt cannot reproduce the first ${spec.forked_from.at} journal entries of run ${spec.forked_from.run_id}: ${checked.message}` };
+    return {
+      ok: false,
+      status: 409,
+      message: `the prompt cannot reproduce the first ${spec.forked_from.at} journal entries of run ${spec.forked_from.run_id}: ${checked.message}`,
+    };
   }
   return checked;
 }

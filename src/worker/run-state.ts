@@ -70,9 +70,7 @@ export interface RunProgress {
  * A change the world outside the run object must learn of (the index, notifications, KV),
  * told to the state's observer inside the change's own transaction (outbox.ts).
  */
-export type StateChange =
-  | { kind: 'run'; before: RunStatus | null; after: RunStatus }
-  | { kind: 'ask'; before: AskRecord | undefined; after: AskRecord };
+export type StateChange = { kind: 'run'; before: RunStatus | null; after: RunStatus } | { kind: 'ask'; before: AskRecord | undefined; after: AskRecord };
 
 /** A change to one file, made by a store effect. */
 export type FileChange = { op: 'write' | 'append'; path: string; text: string } | { op: 'delete'; path: string };

@@ -35,13 +35,16 @@ export async function startRun(env: Env, request: RunRequest): Promise<{ created
   const args = argsFromData(prompt.frontmatter.args, request.args);
   if (!args.ok) throw new ApiError(400, args.message, { field: args.arg });
   const id = request.id ?? env.RUNS.newUniqueId();
-  return env.RUNS.get(id).start({
-    prompt: deployed.name,
-    source: deployed.source,
-    args: args.args,
-    seed: request.seed ?? randomToken().slice(0, 16),
-    timeout_seconds: runTimeoutSeconds(env.RUNVIL_RUN_TIMEOUT_SECONDS),
-    ...(request.webhook_id !== undefined ? { webhook_id: request.webhook_id } : {}),
-    ...(request.origin !== undefined ? { origin: request.origin } : {}),
-  }, request.waitMs ?? 0);
+  return env.RUNS.get(id).start(
+    {
+      prompt: deployed.name,
+      source: deployed.source,
+      args: args.args,
+      seed: request.seed ?? randomToken().slice(0, 16),
+      timeout_seconds: runTimeoutSeconds(env.RUNVIL_RUN_TIMEOUT_SECONDS),
+      ...(request.webhook_id !== undefined ? { webhook_id: request.webhook_id } : {}),
+      ...(request.origin !== undefined ? { origin: request.origin } : {}),
+    },
+    request.waitMs ?? 0,
+  );
 }

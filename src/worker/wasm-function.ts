@@ -38,10 +38,7 @@ function WasmFunction(type: FunctionType, fn: (...args: number[]) => unknown): u
   const signature = signatureOf(type);
   const stub = STUBS[signature];
   if (stub === undefined) {
-    throw new TypeError(
-      `no precompiled wasm stub for signature '${signature}': add it to ` +
-        'scripts/gen-wasm-stubs.mjs and src/worker/wasm-function.ts',
-    );
+    throw new TypeError(`no precompiled wasm stub for signature '${signature}': add it to ` + 'scripts/gen-wasm-stubs.mjs and src/worker/wasm-function.ts');
   }
   return new WebAssembly.Instance(stub, { e: { f: fn } }).exports.f;
 }

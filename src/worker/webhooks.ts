@@ -59,7 +59,7 @@ export async function verifyWebhook(secret: string, headers: WebhookHeaders, bod
     return { ok: false, message: 'webhook-timestamp is more than 5 minutes away from now: the delivery is refused as a possible replay' };
   }
   const key = await hmacKey(secret);
-  if (!key) return { ok: false, message: 'the prompt\'s webhook secret is not a `whsec_` base64 secret; fix the Worker\'s environment' };
+  if (!key) return { ok: false, message: "the prompt's webhook secret is not a `whsec_` base64 secret; fix the Worker's environment" };
   const entries = signature.split(' ').filter((entry) => entry !== '');
   if (entries.length > MAX_SIGNATURES) {
     return { ok: false, message: `webhook-signature holds ${entries.length} signatures; at most ${MAX_SIGNATURES} are checked` };

@@ -225,7 +225,16 @@ describe('a run with two asks and a tool call, answered through the console', ()
     expect(await page.locator('#run-asks').isVisible()).toBe(false);
 
     const types = await page.locator('#timeline li').evaluateAll((items) => items.map((item) => item.getAttribute('data-type')));
-    for (const type of ['run_started', 'ask_pending', 'ask_answered', 'model_turn_started', 'assistant_tool_calls', 'tool_result', 'model_turn_completed', 'run_completed']) {
+    for (const type of [
+      'run_started',
+      'ask_pending',
+      'ask_answered',
+      'model_turn_started',
+      'assistant_tool_calls',
+      'tool_result',
+      'model_turn_completed',
+      'run_completed',
+    ]) {
       expect(types).toContain(type);
     }
     expect(types[types.length - 1]).toBe('run_completed');
@@ -271,12 +280,19 @@ describe('the inbox', () => {
     const b = await api('POST', '/prompts/console-demo/runs', { args: { url: `${loopback.base}/page.txt` } });
     const page = await open('/console/inbox');
     const cards = page.locator('#inbox-list .ask');
-    await expect.poll(async () => (await cards.evaluateAll((nodes) => nodes.map((node) => node.getAttribute('data-run')))).filter((id) => id === a.run_id || id === b.run_id), { timeout: 20_000, interval: 500 }).toEqual([a.run_id, b.run_id]);
+    await expect
+      .poll(
+        async () => (await cards.evaluateAll((nodes) => nodes.map((node) => node.getAttribute('data-run')))).filter((id) => id === a.run_id || id === b.run_id),
+        { timeout: 20_000, interval: 500 },
+      )
+      .toEqual([a.run_id, b.run_id]);
     expect(await page.isVisible('#inbox-count')).toBe(true);
     await shoot(page, 'inbox');
     const card = page.locator(`#inbox-list .ask[data-run="${a.run_id}"]`);
     await card.locator('button.choice', { hasText: 'Grace' }).click();
-    await expect.poll(() => page.locator(`#inbox-list .ask[data-run="${a.run_id}"] .question`).textContent(), { timeout: 30_000, interval: 500 }).toBe('When does it ship?');
+    await expect
+      .poll(() => page.locator(`#inbox-list .ask[data-run="${a.run_id}"] .question`).textContent(), { timeout: 30_000, interval: 500 })
+      .toBe('When does it ship?');
     await expectNoScriptRan(page);
     await page.close();
   });

@@ -45,9 +45,17 @@ export async function startLoopback(): Promise<Loopback> {
             : {
                 role: 'assistant',
                 content: null,
-                tool_calls: [{ id: 'call_fetch_1', type: 'function', function: { name: 'web_fetch', arguments: JSON.stringify({ url: /(http:\/\/\S+)/.exec(String(last?.content))?.[1] ?? '' }) } }],
+                tool_calls: [
+                  {
+                    id: 'call_fetch_1',
+                    type: 'function',
+                    function: { name: 'web_fetch', arguments: JSON.stringify({ url: /(http:\/\/\S+)/.exec(String(last?.content))?.[1] ?? '' }) },
+                  },
+                ],
               };
-        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'loopback', object: 'chat.completion', choices: [{ index: 0, message, finish_reason: 'stop' }], usage }));
+        response
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ id: 'loopback', object: 'chat.completion', choices: [{ index: 0, message, finish_reason: 'stop' }], usage }));
         return;
       }
       response.writeHead(404).end();

@@ -17,13 +17,32 @@ function usageMessage(argv: string[]): string {
 describe('the command line grammar', () => {
   it('reads runvil run with every option', () => {
     const command = parseCommandLine([
-      'run', 'p.md', '--arg', 'a=1', '--arg=b=x=y', '--script', 's.yaml', '--seed', '7', '--json', '--events',
-      '--answer', 'one', '--answer', 'two', '--max-instructions', '5000', '--verbose',
+      'run',
+      'p.md',
+      '--arg',
+      'a=1',
+      '--arg=b=x=y',
+      '--script',
+      's.yaml',
+      '--seed',
+      '7',
+      '--json',
+      '--events',
+      '--answer',
+      'one',
+      '--answer',
+      'two',
+      '--max-instructions',
+      '5000',
+      '--verbose',
     ]);
     expect(command).toEqual({
       command: 'run',
       file: 'p.md',
-      args: [{ key: 'a', value: '1' }, { key: 'b', value: 'x=y' }],
+      args: [
+        { key: 'a', value: '1' },
+        { key: 'b', value: 'x=y' },
+      ],
       script: 's.yaml',
       seed: '7',
       json: true,
@@ -90,7 +109,13 @@ describe('run arguments against the args: declaration', () => {
   };
 
   it('coerces command-line text by type and fills every default', () => {
-    expect(argsFromCommandLine(declared, [{ key: 'topic', value: 'lua' }, { key: 'count', value: '12' }, { key: 'extra', value: '[1,"a"]' }])).toEqual({
+    expect(
+      argsFromCommandLine(declared, [
+        { key: 'topic', value: 'lua' },
+        { key: 'count', value: '12' },
+        { key: 'extra', value: '[1,"a"]' },
+      ]),
+    ).toEqual({
       ok: true,
       args: { topic: 'lua', count: 12, ratio: 0.5, deep: false, extra: [1, 'a'] },
     });

@@ -38,7 +38,11 @@ describe('bin/runvil.mjs', { timeout: 30_000 }, () => {
   });
 
   it('exits 2 for a usage error and 0 for help', async () => {
-    expect(await spawnCli(['run', 'examples/nope.md'], ROOT)).toEqual({ status: 2, stdout: '', stderr: 'runvil: prompt file examples/nope.md does not exist\n' });
+    expect(await spawnCli(['run', 'examples/nope.md'], ROOT)).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: 'runvil: prompt file examples/nope.md does not exist\n',
+    });
     expect((await spawnCli(['help'], ROOT)).status).toBe(0);
   });
 });

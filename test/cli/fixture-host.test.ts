@@ -45,9 +45,17 @@ describe('the fixture Host: runvil/web', () => {
       "local b = tools.call('web/search', { query = 'python' })",
       "return a .. '|' .. b",
     ].join('\n');
-    const withStar = await runTestFile(block, 'uses: [web]\n', 'host:\n  web:\n    search: { lua: "1. Lua 5.4", "*": "nothing" }\nexpect:\n  result_matches: "1\\\\. Lua 5\\\\.4[^|]*\\\\|[\\\\s\\\\S]*\\\\nnothing\\\\n"\n');
+    const withStar = await runTestFile(
+      block,
+      'uses: [web]\n',
+      'host:\n  web:\n    search: { lua: "1. Lua 5.4", "*": "nothing" }\nexpect:\n  result_matches: "1\\\\. Lua 5\\\\.4[^|]*\\\\|[\\\\s\\\\S]*\\\\nnothing\\\\n"\n',
+    );
     expect(withStar).toMatch(PASSED);
-    const withoutStar = await runTestFile(block, 'uses: [web]\n', 'host:\n  web:\n    search: { lua: "1. Lua 5.4" }\nexpect:\n  result_contains: "no results"\n');
+    const withoutStar = await runTestFile(
+      block,
+      'uses: [web]\n',
+      'host:\n  web:\n    search: { lua: "1. Lua 5.4" }\nexpect:\n  result_contains: "no results"\n',
+    );
     expect(withoutStar).toMatch(PASSED);
   });
 
@@ -68,20 +76,33 @@ describe('the fixture Host: runvil/web', () => {
 
 describe('the fixture Host: runvil/user-input and the operator', () => {
   it('answers asks from answers: in order, then fails with the window closed', async () => {
-    const block = "local a = tools.call('user-input/ask')\nlocal ok, err = pcall(tools.call, 'user-input/ask')\nreturn a .. '|' .. tostring(ok) .. '|' .. tostring(err)";
-    const report = await runTestFile(block, 'uses: [user-input]\n', "answers: [hi]\nexpect:\n  result_contains: \"hi|false|\"\n");
+    const block =
+      "local a = tools.call('user-input/ask')\nlocal ok, err = pcall(tools.call, 'user-input/ask')\nreturn a .. '|' .. tostring(ok) .. '|' .. tostring(err)";
+    const report = await runTestFile(block, 'uses: [user-input]\n', 'answers: [hi]\nexpect:\n  result_contains: "hi|false|"\n');
     expect(report).toMatch(PASSED);
-    const closed = await runTestFile("return tools.call('user-input/ask')", 'uses: [user-input]\n', "expect:\n  error: { kind: Tool, contains: \"the operator's window closed\" }\n");
+    const closed = await runTestFile(
+      "return tools.call('user-input/ask')",
+      'uses: [user-input]\n',
+      'expect:\n  error: { kind: Tool, contains: "the operator\'s window closed" }\n',
+    );
     expect(closed).toMatch(PASSED);
   });
 
   it('leaves runvil/user-input out with user-input: false', async () => {
-    const report = await runTestFile("return 'x'", 'uses: [user-input]\n', 'host:\n  user-input: false\nexpect:\n  error: { kind: RequirementsUnmet, contains: user-input }\n');
+    const report = await runTestFile(
+      "return 'x'",
+      'uses: [user-input]\n',
+      'host:\n  user-input: false\nexpect:\n  error: { kind: RequirementsUnmet, contains: user-input }\n',
+    );
     expect(report).toMatch(PASSED);
   });
 
   it('always serves runvil/subagents', async () => {
-    const report = await runTestFile("return tostring(packs.get('subagents') ~= nil)", '', 'host: { web: false, user-input: false }\nexpect:\n  result: "true"\n');
+    const report = await runTestFile(
+      "return tostring(packs.get('subagents') ~= nil)",
+      '',
+      'host: { web: false, user-input: false }\nexpect:\n  result: "true"\n',
+    );
     expect(report).toMatch(PASSED);
   });
 });
@@ -107,13 +128,18 @@ describe('the fixture Host: third-party Packs', () => {
   ].join('\n');
 
   it('serves a declared Pack: its prelude, and tools named <pack id>/<name> that return their text', async () => {
-    const block = "local r = tools.call('stats/stats')\nreturn stats_helper() .. '|' .. r.text .. '|' .. #r.images .. '|' .. tools.get('stats/stats').description";
+    const block =
+      "local r = tools.call('stats/stats')\nreturn stats_helper() .. '|' .. r.text .. '|' .. #r.images .. '|' .. tools.get('stats/stats').description";
     const report = await runTestFile(block, 'uses: [acme/stats]\n', `${PACK}expect:\n  result: "helped|typed|0|Stats of a text"\n`);
     expect(report).toMatch(PASSED);
   });
 
   it('fails a tool with its fails: text', async () => {
-    const report = await runTestFile("return tools.call('stats/broken')", 'uses: [acme/stats]\n', `${PACK}expect:\n  error: { kind: Tool, contains: "stats: broken" }\n`);
+    const report = await runTestFile(
+      "return tools.call('stats/broken')",
+      'uses: [acme/stats]\n',
+      `${PACK}expect:\n  error: { kind: Tool, contains: "stats: broken" }\n`,
+    );
     expect(report).toMatch(PASSED);
   });
 

@@ -104,7 +104,7 @@ describe('runvil run calling an HTTP tool service that answers 202', () => {
     }
   });
 
-  it('names the missing ${NAME} of the Pack\'s secret in the requirements notice', async () => {
+  it("names the missing ${NAME} of the Pack's secret in the requirements notice", async () => {
     const files = await tempDir({
       'deploy.md': PROMPT,
       'runvil.yaml': `packs:\n  acme/deploy:\n    http:\n      url: http://127.0.0.1:${port}/tools\n      secret: \${DEPLOY_SECRET}\n    tools:\n      - name: start\n`,

@@ -23,7 +23,10 @@ describe('the command line operator', () => {
 
   it('refuses a given answer outside the choices, saying so, and closes the window without a terminal', async () => {
     const { io: cli, err } = io(false);
-    expect(await commandLineOperator(['maybe'], cli).ask({ question: 'Ship?', choices: ['ship', 'hold'] })).toEqual({ ok: false, message: OPERATOR_WINDOW_CLOSED });
+    expect(await commandLineOperator(['maybe'], cli).ask({ question: 'Ship?', choices: ['ship', 'hold'] })).toEqual({
+      ok: false,
+      message: OPERATOR_WINDOW_CLOSED,
+    });
     expect(err.join('')).toContain('--answer "maybe" is not one of the ask\'s choices ("ship", "hold")');
   });
 

@@ -40,7 +40,11 @@ afterAll(() => dir.cleanup());
 describe('runvil run --from FILE.test.yaml', () => {
   it('replays the whole recorded run by default, calling nothing', async () => {
     // The live script's tool would answer "live stats", and it has no operator answers left.
-    expect(await cli(['run', '--from', dir.path('run.test.yaml'), '--script', dir.path('live.yaml')])).toEqual({ status: 0, stdout: 'Ada|recorded stats|Friday\n', stderr: '' });
+    expect(await cli(['run', '--from', dir.path('run.test.yaml'), '--script', dir.path('live.yaml')])).toEqual({
+      status: 0,
+      stdout: 'Ada|recorded stats|Friday\n',
+      stderr: '',
+    });
   });
 
   it('with --until 3, replays the ask, the write and the recorded tool output, then asks live', async () => {
@@ -54,7 +58,19 @@ describe('runvil run --from FILE.test.yaml', () => {
   });
 
   it('with --until 0, runs the recorded prompt live from its start, with its seed', async () => {
-    const result = await cli(['run', '--from', dir.path('run.test.yaml'), '--until', '0', '--script', dir.path('live.yaml'), '--answer', 'Eve', '--answer', 'Monday']);
+    const result = await cli([
+      'run',
+      '--from',
+      dir.path('run.test.yaml'),
+      '--until',
+      '0',
+      '--script',
+      dir.path('live.yaml'),
+      '--answer',
+      'Eve',
+      '--answer',
+      'Monday',
+    ]);
     expect(result).toEqual({ status: 0, stdout: 'Eve|live stats|Monday\n', stderr: '' });
   });
 
@@ -68,7 +84,18 @@ describe('runvil run --from FILE.test.yaml', () => {
   });
 
   it('runs an edited prompt that reproduces the first N entries, live after them', async () => {
-    const result = await cli(['run', '--from', dir.path('run.test.yaml'), '--until', '2', dir.path('edited.md'), '--script', dir.path('live.yaml'), '--answer', 'Monday']);
+    const result = await cli([
+      'run',
+      '--from',
+      dir.path('run.test.yaml'),
+      '--until',
+      '2',
+      dir.path('edited.md'),
+      '--script',
+      dir.path('live.yaml'),
+      '--answer',
+      'Monday',
+    ]);
     expect(result).toEqual({ status: 0, stdout: 'Ada|live stats|Monday\n', stderr: '' });
   });
 
@@ -88,10 +115,10 @@ describe('runvil run --from FILE.test.yaml', () => {
     }
   });
 
-  it('refuses a test file whose recorded: does not fit the format, with each problem\'s place', async () => {
+  it("refuses a test file whose recorded: does not fit the format, with each problem's place", async () => {
     const result = await cli(['run', '--from', dir.path('bad.test.yaml')]);
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('`recorded[0].tool` must be a tool id, <pack id>/<tool name> (such as web/fetch); got "stats"');
-    expect(result.stderr).toContain('`recorded[0]` holds the tool\'s `output` or its failure (`fails`), not both');
+    expect(result.stderr).toContain("`recorded[0]` holds the tool's `output` or its failure (`fails`), not both");
   });
 });

@@ -7,7 +7,7 @@ beforeAll(async () => {
   dir = await tempDir({
     'hello.md': luaPrompt("store.write('a.txt', 'stored')\nvar.n = 2\nreturn store.read('a.txt') .. '|' .. var.n"),
     'fails.md': luaPrompt("log('before')\nerror('boom')"),
-    'raises.md': luaPrompt("local t = nil\nreturn t.field"),
+    'raises.md': luaPrompt('local t = nil\nreturn t.field'),
     'empty.md': luaPrompt('local x = 1'),
     'random.md': luaPrompt('return tostring(math.random(1, 1000000))'),
     'loop.md': luaPrompt('while true do end'),
@@ -17,10 +17,7 @@ beforeAll(async () => {
     ),
     'needs.md': luaPrompt('return args.who', 'args:\n  who: string\n'),
     'broken.md': '---\nname: Broken\ndescription: d\nrunvil: 0\nextra: 1\n---\n# T\n\n## A\nx\n\n## A\ny\n',
-    'ask.md': luaPrompt(
-      "return tools.call('user-input/ask', { question = 'Name?' }) .. '+' .. tools.call('user-input/ask')",
-      'uses: [user-input]\n',
-    ),
+    'ask.md': luaPrompt("return tools.call('user-input/ask', { question = 'Name?' }) .. '+' .. tools.call('user-input/ask')", 'uses: [user-input]\n'),
     'model.md': promptText('## Ask\nSay hi.\n'),
     'script.yaml': 'model:\n  - content: scripted hi\n',
     'bad-script.yaml': 'model:\n  - content: hi\n    tool_calls: []\nanswer: [x]\n',

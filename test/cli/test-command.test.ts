@@ -113,7 +113,8 @@ describe('runvil test: running and reporting', () => {
 
   it('treats a prompt the parser refuses as a failed run with its first error', async () => {
     const dir = await files({
-      'a.test.yaml': 'source: |\n  ---\n  name: Bad\n  description: d\n  runvil: 0\n  ---\n  # T\nexpect:\n  error: { kind: Frontmatter, contains: "`name` must be" }\n',
+      'a.test.yaml':
+        'source: |\n  ---\n  name: Bad\n  description: d\n  runvil: 0\n  ---\n  # T\nexpect:\n  error: { kind: Frontmatter, contains: "`name` must be" }\n',
     });
     expect((await cli(['test', dir.dir])).stdout).toMatch(/^ok {3}/);
   });
@@ -179,8 +180,7 @@ describe('runvil test: a test file that does not fit the format', () => {
     expect(result.status).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe(
-      `${dir.path('b.test.yaml')}:2:1: unknown key \`bogus\` in the test file\n` +
-        `${dir.path('b.test.yaml')}:3:22: unknown key \`other\` in \`expect\`\n`,
+      `${dir.path('b.test.yaml')}:2:1: unknown key \`bogus\` in the test file\n` + `${dir.path('b.test.yaml')}:3:22: unknown key \`other\` in \`expect\`\n`,
     );
   });
 
@@ -193,15 +193,51 @@ describe('runvil test: a test file that does not fit the format', () => {
     ['a value of the wrong kind', 'prompt: ./p.md\nanswers: hi\nexpect: { result: x }\n', /:2:10: `answers` must be a list of answers/],
     ['invalid YAML', 'prompt: [\n', /:2:1: invalid YAML: /],
     ['a result and an error both', 'prompt: ./p.md\nexpect: { result: x, error: { kind: Lua } }\n', /a test expects a result or an error, not both/],
-    ['recorded: that is not a list', 'prompt: ./p.md\nrecorded: { tool: web/fetch }\nexpect: { result: x }\n', /:2:11: `recorded` must be a list of recorded tool calls/],
-    ['a recorded call with an unknown key', 'prompt: ./p.md\nrecorded:\n  - { tool: web/fetch, output: x, result: y }\nexpect: { result: x }\n', /:3:35: unknown key `result` in `recorded\[0\]`/],
-    ['a recorded call with no tool', 'prompt: ./p.md\nrecorded:\n  - { output: x }\nexpect: { result: x }\n', /:3:5: `recorded\[0\]` needs a `tool`: the tool id the run called/],
-    ['a recorded call that is no tool id', 'prompt: ./p.md\nrecorded:\n  - { tool: fetch, output: x }\nexpect: { result: x }\n', /:3:13: `recorded\[0\].tool` must be a tool id, <pack id>\/<tool name>/],
-    ['a recorded call with neither output nor fails', 'prompt: ./p.md\nrecorded:\n  - { tool: web/fetch, args: { url: x } }\nexpect: { result: x }\n', /:3:5: `recorded\[0\]` needs the tool's `output` or its failure text \(`fails`\)/],
-    ['a recorded call with both output and fails', 'prompt: ./p.md\nrecorded:\n  - { tool: web/fetch, output: x, fails: y }\nexpect: { result: x }\n', /`recorded\[0\]` holds the tool's `output` or its failure \(`fails`\), not both/],
-    ['recorded args that are not a map', 'prompt: ./p.md\nrecorded:\n  - { tool: web/fetch, args: [x], output: x }\nexpect: { result: x }\n', /:3:30: `recorded\[0\].args` must be a map of argument name to value/],
-    ['a recorded task that is no chain id', 'prompt: ./p.md\nrecorded:\n  - { tool: web/fetch, task: main, output: x }\nexpect: { result: x }\n', /`recorded\[0\].task` must be a chain id such as 0/],
-    ['a model reply that both replies and fails', 'prompt: ./p.md\nmodel:\n  - { content: hi, fails: down }\nexpect: { result: x }\n', /`model\[0\]` either replies \(content, tool_calls\) or `fails`, not both/],
+    [
+      'recorded: that is not a list',
+      'prompt: ./p.md\nrecorded: { tool: web/fetch }\nexpect: { result: x }\n',
+      /:2:11: `recorded` must be a list of recorded tool calls/,
+    ],
+    [
+      'a recorded call with an unknown key',
+      'prompt: ./p.md\nrecorded:\n  - { tool: web/fetch, output: x, result: y }\nexpect: { result: x }\n',
+      /:3:35: unknown key `result` in `recorded\[0\]`/,
+    ],
+    [
+      'a recorded call with no tool',
+      'prompt: ./p.md\nrecorded:\n  - { output: x }\nexpect: { result: x }\n',
+      /:3:5: `recorded\[0\]` needs a `tool`: the tool id the run called/,
+    ],
+    [
+      'a recorded call that is no tool id',
+      'prompt: ./p.md\nrecorded:\n  - { tool: fetch, output: x }\nexpect: { result: x }\n',
+      /:3:13: `recorded\[0\].tool` must be a tool id, <pack id>\/<tool name>/,
+    ],
+    [
+      'a recorded call with neither output nor fails',
+      'prompt: ./p.md\nrecorded:\n  - { tool: web/fetch, args: { url: x } }\nexpect: { result: x }\n',
+      /:3:5: `recorded\[0\]` needs the tool's `output` or its failure text \(`fails`\)/,
+    ],
+    [
+      'a recorded call with both output and fails',
+      'prompt: ./p.md\nrecorded:\n  - { tool: web/fetch, output: x, fails: y }\nexpect: { result: x }\n',
+      /`recorded\[0\]` holds the tool's `output` or its failure \(`fails`\), not both/,
+    ],
+    [
+      'recorded args that are not a map',
+      'prompt: ./p.md\nrecorded:\n  - { tool: web/fetch, args: [x], output: x }\nexpect: { result: x }\n',
+      /:3:30: `recorded\[0\].args` must be a map of argument name to value/,
+    ],
+    [
+      'a recorded task that is no chain id',
+      'prompt: ./p.md\nrecorded:\n  - { tool: web/fetch, task: main, output: x }\nexpect: { result: x }\n',
+      /`recorded\[0\].task` must be a chain id such as 0/,
+    ],
+    [
+      'a model reply that both replies and fails',
+      'prompt: ./p.md\nmodel:\n  - { content: hi, fails: down }\nexpect: { result: x }\n',
+      /`model\[0\]` either replies \(content, tool_calls\) or `fails`, not both/,
+    ],
   ])('refuses %s (exit 2)', async (_what, text, message) => {
     const dir = await files({ 'p.md': luaPrompt("return 'x'"), 'a.test.yaml': text });
     const result = await cli(['test', dir.dir]);

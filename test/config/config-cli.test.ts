@@ -75,14 +75,16 @@ describe('runvil run and the configuration', () => {
   it('reads ./runvil.yaml when present, and refuses to run with a bad one (exit 2, file:line:column)', async () => {
     const result = await spawnCli(['run', 'hello.md'], join(dir.dir, 'bad'));
     expect(result.status).toBe(2);
-    expect(result.stderr).toContain("runvil.yaml:2:3: `packs.demo`: a Pack is named vendor/name");
+    expect(result.stderr).toContain('runvil.yaml:2:3: `packs.demo`: a Pack is named vendor/name');
     expect(result.stderr).toContain('runvil.yaml:5:11: `packs["acme/deploy"].http` needs a `secret`');
   });
 
   it('reads --config FILE instead of ./runvil.yaml', async () => {
     const bad = await cli(['run', dir.path('hello.md'), '--config', dir.path('bad/runvil.yaml')]);
     expect(bad.status).toBe(2);
-    expect(bad.stderr.split('\n')[0]).toBe(`${dir.path('bad/runvil.yaml')}:2:3: \`packs.demo\`: a Pack is named vendor/name, such as acme/deploy, with exactly one '/'`);
+    expect(bad.stderr.split('\n')[0]).toBe(
+      `${dir.path('bad/runvil.yaml')}:2:3: \`packs.demo\`: a Pack is named vendor/name, such as acme/deploy, with exactly one '/'`,
+    );
   });
 
   it('names a --config file that does not exist', async () => {
@@ -104,7 +106,9 @@ describe('bundling runvil.yaml into the Worker', () => {
     const result = await bundle({ RUNVIL_CONFIG: dir.path('runvil.yaml') }, out);
     expect(result).toEqual({ status: 0, stderr: '' });
     const text = await readFile(out, 'utf8');
-    expect(text).toContain(`export const BUNDLED_CONFIG: { file: string; text: string } | null = ${JSON.stringify({ file: dir.path('runvil.yaml'), text: GOOD })};`);
+    expect(text).toContain(
+      `export const BUNDLED_CONFIG: { file: string; text: string } | null = ${JSON.stringify({ file: dir.path('runvil.yaml'), text: GOOD })};`,
+    );
   });
 
   it('fails the build on a file that does not fit, with file:line:column for each problem', async () => {

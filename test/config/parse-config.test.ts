@@ -115,11 +115,15 @@ notify:
     expect(problems('packs:\n  acme/x:\n    mcp: { url: https://x, header: {} }\n')).toEqual([
       'runvil.yaml:3:28: unknown key `header` in `packs["acme/x"].mcp`',
     ]);
-    expect(problems('packs:\n  acme/x:\n    mcp: { url: https://x }\n    trust: true\n')).toEqual(['runvil.yaml:4:5: unknown key `trust` in `packs["acme/x"]`']);
-    expect(problems('notify:\n  - url: https://x\n    secret: ${S}\n    event: [ask.created]\n')).toEqual(['runvil.yaml:4:5: unknown key `event` in `notify[0]`']);
-    expect(
-      problems('packs:\n  acme/d:\n    http: { url: https://x, secret: "${S}" }\n    tools:\n      - name: a\n        timeout_seconds: 5\n'),
-    ).toEqual(['runvil.yaml:6:9: unknown key `timeout_seconds` in `packs["acme/d"].tools[0]`']);
+    expect(problems('packs:\n  acme/x:\n    mcp: { url: https://x }\n    trust: true\n')).toEqual([
+      'runvil.yaml:4:5: unknown key `trust` in `packs["acme/x"]`',
+    ]);
+    expect(problems('notify:\n  - url: https://x\n    secret: ${S}\n    event: [ask.created]\n')).toEqual([
+      'runvil.yaml:4:5: unknown key `event` in `notify[0]`',
+    ]);
+    expect(problems('packs:\n  acme/d:\n    http: { url: https://x, secret: "${S}" }\n    tools:\n      - name: a\n        timeout_seconds: 5\n')).toEqual([
+      'runvil.yaml:6:9: unknown key `timeout_seconds` in `packs["acme/d"].tools[0]`',
+    ]);
   });
 
   it('names a value of the wrong type and what it must be', () => {
@@ -135,7 +139,9 @@ notify:
     expect(problems('packs:\n  acme/d:\n    http: { url: https://x, secret: "${S}" }\n    tools: [{ name: a, timeout: soon }]\n')).toEqual([
       'runvil.yaml:4:33: `packs["acme/d"].tools[0].timeout` must be a whole number of seconds from 1 to 2592000 (30 days)',
     ]);
-    expect(problems('packs:\n  acme/d:\n    http: { url: https://x, secret: "${S}" }\n    tools: [{ name: a, timeout: 0 }]\n')[0]).toContain('timeout` must be a whole number');
+    expect(problems('packs:\n  acme/d:\n    http: { url: https://x, secret: "${S}" }\n    tools: [{ name: a, timeout: 0 }]\n')[0]).toContain(
+      'timeout` must be a whole number',
+    );
     expect(problems('packs:\n  acme/d:\n    http: { url: https://x, secret: "${S}" }\n    tools: [{ name: a, output: json }]\n')).toEqual([
       'runvil.yaml:4:32: `packs["acme/d"].tools[0].output` must be plain or structured',
     ]);
@@ -151,14 +157,14 @@ notify:
 
   it('refuses a Pack name that is not vendor/name, at the name', () => {
     const pack = (name: string) => problems(`packs:\n  ${JSON.stringify(name)}:\n    mcp: { url: https://x }\n`);
-    expect(pack('demo')).toEqual(['runvil.yaml:2:3: `packs.demo`: a Pack is named vendor/name, such as acme/deploy, with exactly one \'/\'']);
+    expect(pack('demo')).toEqual(["runvil.yaml:2:3: `packs.demo`: a Pack is named vendor/name, such as acme/deploy, with exactly one '/'"]);
     expect(pack('acme/x/y')[0]).toContain("with exactly one '/'");
     expect(pack('Acme/x')[0]).toContain("segments may contain only lowercase ASCII letters, digits, '-', '_', '.'");
     expect(pack('acme/')[0]).toContain('segments must not be empty');
     expect(pack('/x')[0]).toContain('segments must not be empty');
     expect(pack('acme/x\u0007')[0]).toContain('segments must not contain a control character');
     expect(pack('runvil/web')).toEqual([
-      "runvil.yaml:2:3: `packs[\"runvil/web\"]`: the vendor runvil is Runvil's own Packs'; name a configured Pack with your own vendor, such as acme/web",
+      'runvil.yaml:2:3: `packs["runvil/web"]`: the vendor runvil is Runvil\'s own Packs\'; name a configured Pack with your own vendor, such as acme/web',
     ]);
   });
 
@@ -200,7 +206,8 @@ notify:
   });
 
   it('refuses structured output on an untrusted Pack, at the tool', () => {
-    const text = (trusted: string) => `packs:\n  acme/d:\n    http: { url: https://x, secret: "\${S}" }\n${trusted}    tools:\n      - name: stats\n        output: structured\n`;
+    const text = (trusted: string) =>
+      `packs:\n  acme/d:\n    http: { url: https://x, secret: "\${S}" }\n${trusted}    tools:\n      - name: stats\n        output: structured\n`;
     expect(problems(text(''))).toEqual([
       'runvil.yaml:6:17: `packs["acme/d"].tools[0].output`: structured output is for a trusted Pack\'s tools (add `trusted: true` to the Pack, or use plain)',
     ]);
@@ -213,7 +220,7 @@ notify:
   it('refuses tool names the name grammar refuses, a missing name and a name given twice', () => {
     const tool = (tools: string) => problems(`packs:\n  acme/d:\n    http: { url: https://x, secret: "\${S}" }\n    tools: ${tools}\n`);
     expect(tool('[{ name: Start }]')[0]).toContain('`packs["acme/d"].tools[0].name`: "Start" is not a tool name: segments may contain only lowercase');
-    expect(tool('[{ name: a/b }]')[0]).toContain("is not a tool name: a Pack id is one segment");
+    expect(tool('[{ name: a/b }]')[0]).toContain('is not a tool name: a Pack id is one segment');
     expect(tool('[{ name: "" }]')[0]).toContain('segments must not be empty');
     expect(tool('[{ description: nameless }]')).toEqual(['runvil.yaml:4:13: `packs["acme/d"].tools[0]` needs a `name`']);
     expect(tool('[{ name: a }, { name: a }]')).toEqual(['runvil.yaml:4:34: `packs["acme/d"].tools[1].name`: a is listed twice']);
@@ -221,7 +228,7 @@ notify:
 
   it('refuses tools on an MCP Pack: its server lists them', () => {
     expect(problems('packs:\n  acme/x:\n    mcp: { url: https://x }\n    tools: [{ name: a }]\n')).toEqual([
-      "runvil.yaml:4:12: `packs[\"acme/x\"]`: an MCP Pack's tools come from its server's tools/list; `tools` belongs to an `http` Pack",
+      'runvil.yaml:4:12: `packs["acme/x"]`: an MCP Pack\'s tools come from its server\'s tools/list; `tools` belongs to an `http` Pack',
     ]);
   });
 

@@ -11,7 +11,19 @@ describe('the console script', () => {
     expect(() => new Script(CONSOLE_SCRIPT, { filename: 'console.js' })).not.toThrow();
   });
 
-  for (const sink of ['innerHTML', 'outerHTML', 'insertAdjacentHTML', 'document.write', 'createContextualFragment', 'DOMParser', 'srcdoc', 'eval(', 'new Function', 'setTimeout(\'', 'javascript:']) {
+  for (const sink of [
+    'innerHTML',
+    'outerHTML',
+    'insertAdjacentHTML',
+    'document.write',
+    'createContextualFragment',
+    'DOMParser',
+    'srcdoc',
+    'eval(',
+    'new Function',
+    "setTimeout('",
+    'javascript:',
+  ]) {
     it(`never uses ${sink}`, () => {
       expect(CONSOLE_SCRIPT).not.toContain(sink);
     });

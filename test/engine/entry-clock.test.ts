@@ -55,7 +55,10 @@ describe('an entry that computes past its wall-clock limit', () => {
     ['an endless Lua loop', 'while true do end'],
     ['an endless loop inside pcall', 'while true do pcall(function() for i = 1, 1000 do end end) end'],
     ['an endless loop in a coroutine', 'local co = coroutine.wrap(function() while true do end end) co()'],
-    ['table.sort over and over (C work the instruction budget hardly sees)', 'local t = {} for i = 1, 50000 do t[i] = (i * 7919) % 50021 end while true do table.sort(t) table.sort(t, function(a, b) return a > b end) end'],
+    [
+      'table.sort over and over (C work the instruction budget hardly sees)',
+      'local t = {} for i = 1, 50000 do t[i] = (i * 7919) % 50021 end while true do table.sort(t) table.sort(t, function(a, b) return a > b end) end',
+    ],
     ['a loop that catches every error', 'while true do pcall(error, "again") end'],
   ];
   // Loops of long C calls that run few Lua instructions reach the count hook seldom: the
@@ -70,7 +73,7 @@ describe('an entry that computes past its wall-clock limit', () => {
     });
   }
 
-  it('adds up the stretches between the entry\'s effects: three of 150 ms are over 0.3 s', async () => {
+  it("adds up the stretches between the entry's effects: three of 150 ms are over 0.3 s", async () => {
     const outcome = await run(platform, lua(`${computeFor(150)}\n${computeFor(150)}\n${computeFor(150)}\nreturn 'done'`), {
       limits: UNBOUNDED,
       entryTimeLimit: limit(0.3),

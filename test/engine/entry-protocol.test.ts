@@ -5,14 +5,34 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  decodeBatch, decodeRound, encodeBatch, encodeEntry, encodeReply, encodeRound, ENTRY_FIELDS, madeRecordTexts, replyCall, replyCallCount,
-  ROUND_TEXTS_AT, type BatchCall, type EntryFacts, type RoundYield,
+  decodeBatch,
+  decodeRound,
+  encodeBatch,
+  encodeEntry,
+  encodeReply,
+  encodeRound,
+  ENTRY_FIELDS,
+  madeRecordTexts,
+  replyCall,
+  replyCallCount,
+  ROUND_TEXTS_AT,
+  type BatchCall,
+  type EntryFacts,
+  type RoundYield,
 } from '../../src/engine/entry/protocol.ts';
 import { LUA_SOURCES } from '../../src/engine/lua/runtime/sources.generated.ts';
 
 const loopRound: RoundYield = {
-  head: '{"config":{},"role":"writer","turn":', role: 'writer', turn: 2, tools: '[{"name":"web_search"}]', toolMap: '{"web_search":"web/search"}',
-  fuse: true, oneOff: false, from: 3, count: 2, made: false,
+  head: '{"config":{},"role":"writer","turn":',
+  role: 'writer',
+  turn: 2,
+  tools: '[{"name":"web_search"}]',
+  toolMap: '{"web_search":"web/search"}',
+  fuse: true,
+  oneOff: false,
+  from: 3,
+  count: 2,
+  made: false,
 };
 
 describe('the entry layout', () => {
@@ -25,8 +45,20 @@ describe('the entry layout', () => {
 
   it('writes each fact at its field position', () => {
     const facts: EntryFacts = {
-      kind: 'task', name: 'Work', prologue: 2, epilogue: 1, hasProse: true, argsText: '["a"]', runArgsText: '{}', itemText: null,
-      runId: 'run-9', sectionName: 'Work', taskId: '0.1', promptName: 'p', promptTitle: 'P', promptDescription: 'd',
+      kind: 'task',
+      name: 'Work',
+      prologue: 2,
+      epilogue: 1,
+      hasProse: true,
+      argsText: '["a"]',
+      runArgsText: '{}',
+      itemText: null,
+      runId: 'run-9',
+      sectionName: 'Work',
+      taskId: '0.1',
+      promptName: 'p',
+      promptTitle: 'P',
+      promptDescription: 'd',
     };
     const values = encodeEntry(facts);
     expect(values).toHaveLength(14);
@@ -56,7 +88,10 @@ describe('the model round layout', () => {
   });
 
   it('lays a reply out as content, calls, assistant record, then the fused batch answers, whose records the driver keeps', () => {
-    const calls = [{ id: 'c1', name: 'web_search', argumentsJson: '{"query":"a"}' }, { id: 'c2', name: 'web_fetch', argumentsJson: '{}' }];
+    const calls = [
+      { id: 'c1', name: 'web_search', argumentsJson: '{"query":"a"}' },
+      { id: 'c2', name: 'web_fetch', argumentsJson: '{}' },
+    ];
     const values = encodeReply('thinking', calls, '{"role":"assistant"}');
     expect(replyCallCount(values)).toBe(2);
     expect([replyCall(values, 0), replyCall(values, 1)]).toEqual(calls);

@@ -18,16 +18,18 @@ const errorsOf = (expressions: string[], setup = '') => argumentErrors(platform,
 
 describe('models, messages and the other globals a tool section uses', () => {
   it('models.use, models.default and models.get take a role label', async () => {
-    expect(await errorsOf([
-      'models.use(42)',
-      'models.use()',
-      'models.use({})',
-      'models.default(true)',
-      'models.default()',
-      'models.get(1.5)',
-      'models.get()',
-      "models.get(tools.get('web/fetch'))",
-    ])).toEqual([
+    expect(
+      await errorsOf([
+        'models.use(42)',
+        'models.use()',
+        'models.use({})',
+        'models.default(true)',
+        'models.default()',
+        'models.get(1.5)',
+        'models.get()',
+        "models.get(tools.get('web/fetch'))",
+      ]),
+    ).toEqual([
       lua_('models.use takes a role label, got integer'),
       lua_('models.use takes a role label, got nil'),
       lua_('models.use takes a role label, got table'),
@@ -40,18 +42,23 @@ describe('models, messages and the other globals a tool section uses', () => {
   });
 
   it('models.infer, a handle’s infer, and messages:user/system/assistant take text (a number counts as text)', async () => {
-    expect(await errorsOf([
-      'models.infer({})',
-      'models.infer()',
-      'models.infer(true)',
-      "models.get('writer'):infer(print)",
-      'messages:user({})',
-      'messages:user()',
-      'messages:system(true)',
-      "messages:assistant(tools.get('web/fetch'))",
-      'messages:user(42)',
-      'messages[#messages].content',
-    ], "models.use('writer')")).toEqual([
+    expect(
+      await errorsOf(
+        [
+          'models.infer({})',
+          'models.infer()',
+          'models.infer(true)',
+          "models.get('writer'):infer(print)",
+          'messages:user({})',
+          'messages:user()',
+          'messages:system(true)',
+          "messages:assistant(tools.get('web/fetch'))",
+          'messages:user(42)',
+          'messages[#messages].content',
+        ],
+        "models.use('writer')",
+      ),
+    ).toEqual([
       lua_('models.infer takes text, got table'),
       lua_('models.infer takes text, got nil'),
       lua_('models.infer takes text, got boolean'),
@@ -66,17 +73,19 @@ describe('models, messages and the other globals a tool section uses', () => {
   });
 
   it('store functions take their path and text as strings', async () => {
-    expect(await errorsOf([
-      'store.read(42)',
-      'store.read()',
-      "store.write('a.txt', {})",
-      "store.write(nil, 'text')",
-      "store.append('a.txt', 1)",
-      "store.append(true, 'x')",
-      'store.list(7)',
-      'store.delete()',
-      "store.delete({ 'a.txt' })",
-    ])).toEqual([
+    expect(
+      await errorsOf([
+        'store.read(42)',
+        'store.read()',
+        "store.write('a.txt', {})",
+        "store.write(nil, 'text')",
+        "store.append('a.txt', 1)",
+        "store.append(true, 'x')",
+        'store.list(7)',
+        'store.delete()',
+        "store.delete({ 'a.txt' })",
+      ]),
+    ).toEqual([
       lua_('store.read takes a path as a string, got integer'),
       lua_('store.read takes a path as a string, got nil'),
       lua_('store.write takes the text as a string, got table'),
@@ -90,17 +99,19 @@ describe('models, messages and the other globals a tool section uses', () => {
   });
 
   it('json.decode takes a string, json.array a table or nothing, untrusted text', async () => {
-    expect(await errorsOf([
-      'json.decode(42)',
-      'json.decode()',
-      'json.decode({})',
-      "json.array('x')",
-      'json.array(3)',
-      'untrusted({})',
-      'untrusted()',
-      'untrusted(true)',
-      "type(untrusted(42)) .. type(json.array()) .. type(json.array({}))",
-    ])).toEqual([
+    expect(
+      await errorsOf([
+        'json.decode(42)',
+        'json.decode()',
+        'json.decode({})',
+        "json.array('x')",
+        'json.array(3)',
+        'untrusted({})',
+        'untrusted()',
+        'untrusted(true)',
+        'type(untrusted(42)) .. type(json.array()) .. type(json.array({}))',
+      ]),
+    ).toEqual([
       lua_('json.decode takes a string, got integer'),
       lua_('json.decode takes a string, got nil'),
       lua_('json.decode takes a string, got table'),
@@ -114,14 +125,7 @@ describe('models, messages and the other globals a tool section uses', () => {
   });
 
   it('jump, call and require take a heading reference', async () => {
-    expect(await errorsOf([
-      'jump(42)',
-      'jump()',
-      'call({})',
-      'call(true)',
-      'require(1.5)',
-      'require()',
-    ])).toEqual([
+    expect(await errorsOf(['jump(42)', 'jump()', 'call({})', 'call(true)', 'require(1.5)', 'require()'])).toEqual([
       lua_("jump takes a heading reference such as '## Next', got integer"),
       lua_("jump takes a heading reference such as '## Next', got nil"),
       lua_("call takes a heading reference such as '## Next', got table"),

@@ -25,7 +25,15 @@ function grabPack(performed: string[]): Pack {
     manifest: {
       fqName: 'test/grab',
       description: 'Grab values',
-      tools: [{ id: 'grab/grab', description: 'Grab a value', parameters: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] }, output: 'plain', trusted: true }],
+      tools: [
+        {
+          id: 'grab/grab',
+          description: 'Grab a value',
+          parameters: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] },
+          output: 'plain',
+          trusted: true,
+        },
+      ],
     },
     call: async (_tool, args) => {
       performed.push(String(args.value));
@@ -55,7 +63,7 @@ const loop = lua(
     "tools.offer_local('shout', 'Shout a text', { text = 'string' }, function(args) return args.text:upper() end)",
     "messages:user('Go.')",
     'local reply = models.loop()',
-    "local seen = {}",
+    'local seen = {}',
     "for i, m in ipairs(messages) do seen[i] = m.role .. ':' .. (m.content or '') end",
     "return reply .. ' | ' .. table.concat(seen, ' / ') .. ' | ' .. tools.calls['grab/grab'] .. ' ' .. tools.calls.shout",
   ].join('\n'),
@@ -78,15 +86,23 @@ describe('a tool loop with catalog calls and a local one', () => {
     expect(performed).toEqual(['a', 'b', 'c']);
     const calls = outcome.events.filter((event) => ['model_turn_completed', 'assistant_tool_calls', 'tool_call_succeeded', 'tool_result'].includes(event.type));
     expect(calls.map((event) => `${event.type}@${event.turn}:${String((event as { tool_call_id?: string }).tool_call_id ?? '')}`)).toEqual([
-      'model_turn_completed@1:', 'assistant_tool_calls@1:',
-      'tool_call_succeeded@1:c1', 'tool_result@1:c1', 'tool_call_succeeded@1:c2', 'tool_result@1:c2',
-      'model_turn_completed@2:', 'assistant_tool_calls@2:',
-      'tool_call_succeeded@2:c3', 'tool_result@2:c3', 'tool_call_succeeded@2:c4', 'tool_result@2:c4',
+      'model_turn_completed@1:',
+      'assistant_tool_calls@1:',
+      'tool_call_succeeded@1:c1',
+      'tool_result@1:c1',
+      'tool_call_succeeded@1:c2',
+      'tool_result@1:c2',
+      'model_turn_completed@2:',
+      'assistant_tool_calls@2:',
+      'tool_call_succeeded@2:c3',
+      'tool_result@2:c3',
+      'tool_call_succeeded@2:c4',
+      'tool_result@2:c4',
       'model_turn_completed@3:',
     ]);
   });
 
-  it('reports a local call\'s events with their fields in name order, as the JSON encoder writes them', async () => {
+  it("reports a local call's events with their fields in name order, as the JSON encoder writes them", async () => {
     const outcome = await runOnHost(platform, host([]), { prompt: loop });
     const local = outcome.events.filter((event) => (event as { tool_call_id?: string }).tool_call_id === 'c3');
     expect(local.map((event) => JSON.stringify(event))).toEqual([
@@ -107,7 +123,9 @@ describe('a tool loop with catalog calls and a local one', () => {
       expect(resultOf(resumed), `cut ${cut}`).toBe(resultOf(first));
       expect(resumed.events, `cut ${cut}`).toEqual(first.events);
       expect(resumed.journal, `cut ${cut}`).toEqual(journal);
-      const grabbed = journal.slice(cut).flatMap((entry) => (entry.request.op === 'tool.call' ? [String((entry.request.args as { value: string }).value)] : []));
+      const grabbed = journal
+        .slice(cut)
+        .flatMap((entry) => (entry.request.op === 'tool.call' ? [String((entry.request.args as { value: string }).value)] : []));
       expect(performed, `cut ${cut}`).toEqual(grabbed);
     }
   });
@@ -121,7 +139,8 @@ describe('the conversation a round sends after the loop appended its records', (
         sent.push(request.messages.map((m) => `${m.role}:${m.content ?? ''}`));
         const lastUser = request.messages.map((m) => m.role).lastIndexOf('user');
         const results = request.messages.slice(lastUser).filter((m) => m.role === 'tool').length;
-        if (results < 2) return { ok: true, reply: { content: '', tool_calls: [{ id: `g${sent.length}`, name: 'grab_grab', arguments: { value: String(sent.length) } }] } };
+        if (results < 2)
+          return { ok: true, reply: { content: '', tool_calls: [{ id: `g${sent.length}`, name: 'grab_grab', arguments: { value: String(sent.length) } }] } };
         return { ok: true, reply: { content: `done ${sent.length}`, tool_calls: [] } };
       },
     };
@@ -137,7 +156,7 @@ describe('the conversation a round sends after the loop appended its records', (
       "messages:user('More.')",
       "messages[1] = { role = 'user', content = 'Went.' }",
       'local second = models.loop()',
-      "local seen = {}",
+      'local seen = {}',
       "for i, m in ipairs(messages) do seen[i] = m.role .. ':' .. (m.content or '') end",
       "return first .. ' | ' .. second .. ' | ' .. table.concat(seen, ' / ')",
     ].join('\n'),
@@ -164,7 +183,7 @@ describe('the conversation a round sends after the loop appended its records', (
 });
 
 describe('a conversation record in json.encode', () => {
-  it('is the record\'s JSON, whether the prompt added it or the loop did, alone or inside a table', async () => {
+  it("is the record's JSON, whether the prompt added it or the loop did, alone or inside a table", async () => {
     const encoded = lua(
       [
         "models.use('writer')",
@@ -179,7 +198,14 @@ describe('a conversation record in json.encode', () => {
     const outcome = await runOnHost(platform, host([]), { prompt: encoded });
     const [user, assistant, tool, wrapped] = resultOf(outcome).split('\n');
     expect(JSON.parse(user!)).toEqual({ content: 'Go.', role: 'user' });
-    expect(JSON.parse(assistant!)).toEqual({ content: '', role: 'assistant', tool_calls: [{ arguments: { value: 'a' }, id: 'c1', name: 'grab_grab' }, { arguments: { value: 'b' }, id: 'c2', name: 'grab_grab' }] });
+    expect(JSON.parse(assistant!)).toEqual({
+      content: '',
+      role: 'assistant',
+      tool_calls: [
+        { arguments: { value: 'a' }, id: 'c1', name: 'grab_grab' },
+        { arguments: { value: 'b' }, id: 'c2', name: 'grab_grab' },
+      ],
+    });
     expect(JSON.parse(tool!)).toMatchObject({ role: 'tool', tool_call_id: 'c1' });
     expect(wrapped).toBe(`{"first":${user},"n":8}`);
   });
@@ -220,7 +246,7 @@ describe('the tool list a round sends', () => {
     },
   });
 
-  it('is the section\'s list in every loop round, before and after a one-off round without tools, live and on replay', async () => {
+  it("is the section's list in every loop round, before and after a one-off round without tools, live and on replay", async () => {
     const offered: string[] = [];
     const outcome = await runOnHost(platform, { ...host([]), models: { provider: () => noting(offered) } }, { prompt: rounds });
     expect(resultOf(outcome)).toBe('done3 done1 done7');
@@ -271,7 +297,7 @@ describe('a reply with hundreds of tool calls', () => {
   }
 });
 
-describe('the round cap (DESIGN.md: a role\'s round_cap, 32 when it sets none)', () => {
+describe("the round cap (DESIGN.md: a role's round_cap, 32 when it sets none)", () => {
   /** A model that never gives a final reply: every round calls the local tool `again`. */
   const endless: ModelProvider = {
     async round(request) {
@@ -280,11 +306,7 @@ describe('the round cap (DESIGN.md: a role\'s round_cap, 32 when it sets none)',
   };
   const capped = (body: string) =>
     lua(
-      [
-        "tools.offer_local('again', 'Again', {}, function() return 'again' end)",
-        "messages:user('Loop.')",
-        body,
-      ].join('\n'),
+      ["tools.offer_local('again', 'Again', {}, function() return 'again' end)", "messages:user('Loop.')", body].join('\n'),
       'models:\n  plain: {}\n  short: { round_cap: 3 }\n',
     );
   const rounds = async (body: string) => {
@@ -297,7 +319,11 @@ describe('the round cap (DESIGN.md: a role\'s round_cap, 32 when it sets none)',
     expect(await rounds("models.use('plain')\nmodels.loop()")).toEqual(['Tool', 'models.loop reached its round cap of 32 rounds without a final reply', 32]);
   });
 
-  it('gives a model handle its own role\'s cap, whatever role is in use', async () => {
-    expect(await rounds("models.use('plain')\nmodels.get('short'):loop()")).toEqual(['Tool', 'models.loop reached its round cap of 3 rounds without a final reply', 3]);
+  it("gives a model handle its own role's cap, whatever role is in use", async () => {
+    expect(await rounds("models.use('plain')\nmodels.get('short'):loop()")).toEqual([
+      'Tool',
+      'models.loop reached its round cap of 3 rounds without a final reply',
+      3,
+    ]);
   });
 });

@@ -18,7 +18,9 @@ describe('the generated Lua runtime module', () => {
 
   it('holds every .lua file of the runtime folder, word for word', () => {
     const dir = new URL('src/engine/lua/runtime/', root);
-    const files = readdirSync(dir).filter((file) => file.endsWith('.lua')).sort();
+    const files = readdirSync(dir)
+      .filter((file) => file.endsWith('.lua'))
+      .sort();
     expect(Object.keys(LUA_SOURCES).sort()).toEqual(files.map((file) => file.slice(0, -4)));
     for (const file of files) expect(LUA_SOURCES[file.slice(0, -4) as keyof typeof LUA_SOURCES]).toBe(readFileSync(new URL(file, dir), 'utf8'));
   });

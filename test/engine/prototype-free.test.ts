@@ -13,7 +13,19 @@ beforeAll(async () => {
   platform = await newPlatform();
 });
 
-const HOST_NAMES = ['__proto__', 'constructor', 'prototype', '__defineGetter__', '__lookupSetter__', 'hasOwnProperty', 'isPrototypeOf', 'toString', 'valueOf', 'toLocaleString', 'propertyIsEnumerable'];
+const HOST_NAMES = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  '__defineGetter__',
+  '__lookupSetter__',
+  'hasOwnProperty',
+  'isPrototypeOf',
+  'toString',
+  'valueOf',
+  'toLocaleString',
+  'propertyIsEnumerable',
+];
 
 /** Whether Object.prototype is as a fresh process has it. */
 function prototypeUntouched(): void {
@@ -38,26 +50,52 @@ describe.each(HOST_NAMES)('the var key %s', (name) => {
   });
 
   it('holds what is written to it, as a scalar and as a nested table', async () => {
-    expect(await value(`var[${k}] = 'v'\nvar.t = {}\nvar.t[${k}] = { X = 'deep' }\nvar.t[${k}][${k}] = 7\nreturn var[${k}] .. ' ' .. var.t[${k}].X .. ' ' .. var.t[${k}][${k}]`)).toBe('v deep 7');
+    expect(
+      await value(
+        `var[${k}] = 'v'\nvar.t = {}\nvar.t[${k}] = { X = 'deep' }\nvar.t[${k}][${k}] = 7\nreturn var[${k}] .. ' ' .. var.t[${k}].X .. ' ' .. var.t[${k}][${k}]`,
+      ),
+    ).toBe('v deep 7');
   });
 
   it('reaches no host object when written through: var.a[name].X = v', async () => {
-    expect(await value(`var.a = {}\nvar.a[${k}] = {}\nvar.a[${k}].X = 'v'\nvar.a[${k}].polluted = true\nreturn json.encode(var.a)`)).toBe(`{${k}:{"X":"v","polluted":true}}`);
+    expect(await value(`var.a = {}\nvar.a[${k}] = {}\nvar.a[${k}].X = 'v'\nvar.a[${k}].polluted = true\nreturn json.encode(var.a)`)).toBe(
+      `{${k}:{"X":"v","polluted":true}}`,
+    );
   });
 
   it('is nil under a fresh table, so writing through it fails as indexing nil does', async () => {
-    expect(await value(`var.a = {}\nlocal ok = pcall(function() var.a[${k}].X = 'v' end)\nlocal ok2 = pcall(function() var[${k}].polluted = 'v' end)\nreturn tostring(ok) .. tostring(ok2) .. json.encode(var.a)`)).toBe('falsefalse{}');
+    expect(
+      await value(
+        `var.a = {}\nlocal ok = pcall(function() var.a[${k}].X = 'v' end)\nlocal ok2 = pcall(function() var[${k}].polluted = 'v' end)\nreturn tostring(ok) .. tostring(ok2) .. json.encode(var.a)`,
+      ),
+    ).toBe('falsefalse{}');
   });
 
   it('keeps a table assigned whole, with the name inside it, as data', async () => {
-    const out = await value(`var.b = { [${k}] = { X = 1, [${k}] = { 'l' } }, z = 2 }\nlocal seen = {}\nfor key, v in pairs(var.b) do seen[#seen + 1] = key end\nreturn json.encode(var.b) .. ' ' .. table.concat(seen, ',') .. ' ' .. #var.b[${k}][${k}]`);
-    const inner = [[k, '["l"]'], ['"X"', '1']].sort((a, b) => (a[0]! < b[0]! ? -1 : 1)).map(([key, v]) => `${key}:${v}`).join(',');
-    const outer = [[k, `{${inner}}`], ['"z"', '2']].sort((a, b) => (a[0]! < b[0]! ? -1 : 1)).map(([key, v]) => `${key}:${v}`).join(',');
+    const out = await value(
+      `var.b = { [${k}] = { X = 1, [${k}] = { 'l' } }, z = 2 }\nlocal seen = {}\nfor key, v in pairs(var.b) do seen[#seen + 1] = key end\nreturn json.encode(var.b) .. ' ' .. table.concat(seen, ',') .. ' ' .. #var.b[${k}][${k}]`,
+    );
+    const inner = [
+      [k, '["l"]'],
+      ['"X"', '1'],
+    ]
+      .sort((a, b) => (a[0]! < b[0]! ? -1 : 1))
+      .map(([key, v]) => `${key}:${v}`)
+      .join(',');
+    const outer = [
+      [k, `{${inner}}`],
+      ['"z"', '2'],
+    ]
+      .sort((a, b) => (a[0]! < b[0]! ? -1 : 1))
+      .map(([key, v]) => `${key}:${v}`)
+      .join(',');
     expect(out).toBe(`{${outer}} ${[name, 'z'].sort().join(',')} 1`);
   });
 
   it('switches an empty table from object to list and back under that name', async () => {
-    expect(await value(`var[${k}] = {}\nvar[${k}][1] = 'a'\nvar[${k}][1] = nil\nvar[${k}].x = 1\nreturn json.encode(var[${k}]) .. #var[${k}]`)).toBe('{"x":1}0');
+    expect(await value(`var[${k}] = {}\nvar[${k}][1] = 'a'\nvar[${k}][1] = nil\nvar[${k}].x = 1\nreturn json.encode(var[${k}]) .. #var[${k}]`)).toBe(
+      '{"x":1}0',
+    );
   });
 
   it('is removed by assigning nil, and then reads nil again', async () => {
@@ -65,11 +103,15 @@ describe.each(HOST_NAMES)('the var key %s', (name) => {
   });
 
   it('counts in # and pairs only as the key it is', async () => {
-    expect(await value(`var.l = { 1, 2 }\nvar.o = { [${k}] = 1 }\nlocal n = 0\nfor _ in pairs(var.o) do n = n + 1 end\nreturn #var.l .. ' ' .. #var.o .. ' ' .. n`)).toBe('2 0 1');
+    expect(
+      await value(`var.l = { 1, 2 }\nvar.o = { [${k}] = 1 }\nlocal n = 0\nfor _ in pairs(var.o) do n = n + 1 end\nreturn #var.l .. ' ' .. #var.o .. ' ' .. n`),
+    ).toBe('2 0 1');
   });
 
   it('replays to the same result and events', async () => {
-    const target = lua(`var[${k}] = { [${k}] = { n = 1 } }\nvar[${k}][${k}].n = var[${k}][${k}].n + 1\nstore.write('f', json.encode(var))\nreturn json.encode(var) .. store.read('f')`);
+    const target = lua(
+      `var[${k}] = { [${k}] = { n = 1 } }\nvar[${k}][${k}].n = var[${k}][${k}].n + 1\nstore.write('f', json.encode(var))\nreturn json.encode(var) .. store.read('f')`,
+    );
     const first = await run(platform, target);
     const again = await run(platform, target, { journal: first.journal });
     expect(resultOf(again)).toBe(resultOf(first));

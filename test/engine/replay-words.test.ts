@@ -30,7 +30,8 @@ describe('a replay that leaves its journal', () => {
     const replay = failure(await run(platform, lua("store.append('other.md', 'three')\nreturn 'x'"), { journal: first.journal, harness: refusingHarness }));
     expect(replay.error).toMatchObject({
       kind: 'Determinism',
-      message: 'the run diverged from its journal at effect 1 of chain 0, in section "## Only": the journal recorded a write of the store file "notes.md" (3 characters); the prompt now asks for an append to the store file "other.md" (5 characters)',
+      message:
+        'the run diverged from its journal at effect 1 of chain 0, in section "## Only": the journal recorded a write of the store file "notes.md" (3 characters); the prompt now asks for an append to the store file "other.md" (5 characters)',
     });
     expect(replay.diverged).toBe(first.journal[0]);
   });

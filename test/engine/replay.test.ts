@@ -28,9 +28,7 @@ describe('replay of a journal', () => {
   it('reproduces the result and the events without calling the Harness', async () => {
     const first = await run(platform, storeWork);
     expect(resultOf(first)).toBe('one two|notes.md|true');
-    expect(first.journal.map((entry) => entry.request.op)).toEqual([
-      'store.write', 'store.append', 'store.list', 'store.read', 'store.delete',
-    ]);
+    expect(first.journal.map((entry) => entry.request.op)).toEqual(['store.write', 'store.append', 'store.list', 'store.read', 'store.delete']);
     const replay = await run(platform, storeWork, { journal: first.journal, harness: refusingHarness });
     expect(resultOf(replay)).toBe(resultOf(first));
     expect(replay.events).toEqual(first.events);
@@ -42,7 +40,12 @@ describe('replay of a journal', () => {
     const heard: number[] = [];
     const store = new MemoryRunStore();
     store.files.set('notes.md', 'one two');
-    const resumed = await run(platform, storeWork, { journal: first.journal.slice(0, 2), store, eventsKnown: known, onEvent: (event) => heard.push(event.seq) });
+    const resumed = await run(platform, storeWork, {
+      journal: first.journal.slice(0, 2),
+      store,
+      eventsKnown: known,
+      onEvent: (event) => heard.push(event.seq),
+    });
     expect(resultOf(resumed)).toBe(resultOf(first));
     expect(resumed.events).toEqual(first.events.slice(known));
     expect(heard).toEqual(first.events.slice(known).map((event) => event.seq));
@@ -118,11 +121,14 @@ return table.concat(order, ',')
   });
 
   it('walks string keys in sorted order after the list part', async () => {
-    const outcome = await run(platform, lua(`
+    const outcome = await run(
+      platform,
+      lua(`
 local t = { 'a', 'b', zeta = 1, alpha = 2, [10] = 'ten', [true] = 'yes' }
 local keys = {}
 for k in pairs(t) do keys[#keys + 1] = tostring(k) end
-return table.concat(keys, ' ')`));
+return table.concat(keys, ' ')`),
+    );
     expect(resultOf(outcome)).toBe('1 2 10 alpha zeta true');
   });
 });

@@ -26,7 +26,10 @@ const MEMORY_BOMBS: [string, string][] = [
   ['coroutines without end', `local cs = {} for i = 1, 1e8 do cs[i] = coroutine.create(function() end) end`],
   ['doubling a string', `local s = 'x' while true do s = s .. s end`],
   ['string.format padding', `local t = {} while true do t[#t+1] = string.format('%099d', #t):rep(1e4) end`],
-  ['json.encode of a huge table', `local t = {} for i = 1, 2e5 do t[i] = ('y'):rep(100) end local parts = {} while true do parts[#parts+1] = json.encode(t) end`],
+  [
+    'json.encode of a huge table',
+    `local t = {} for i = 1, 2e5 do t[i] = ('y'):rep(100) end local parts = {} while true do parts[#parts+1] = json.encode(t) end`,
+  ],
   ['string keys without end', `local t = {} for i = 1, 1e8 do t['key' .. i] = true end`],
 ];
 
@@ -96,7 +99,10 @@ const RECURSIONS: [string, string][] = [
   ['recursion in a coroutine', `local function f() return 1 + f() end local co = coroutine.wrap(f) return co()`],
   ['recursion through tostring', `local mt = {} mt.__tostring = function(x) return tostring(setmetatable({}, mt)) end return tostring(setmetatable({}, mt))`],
   ['recursion through string.gsub', `local function f(s) return (s:gsub('.', f)) end return f('ab')`],
-  ['recursion with two hundred locals', `local function f() local ${Array.from({ length: 200 }, (_, i) => `a${i}`).join(', ')} = 1 return f() + a0 end return f()`],
+  [
+    'recursion with two hundred locals',
+    `local function f() local ${Array.from({ length: 200 }, (_, i) => `a${i}`).join(', ')} = 1 return f() + a0 end return f()`,
+  ],
   ['huge string.byte', `local s = ('x'):rep(5e6) return select('#', s:byte(1, -1))`],
   ['string.byte past the stack bound', `local s = ('x'):rep(1e6 + 10) return select('#', s:byte(1, -1))`],
 ];
@@ -120,10 +126,19 @@ describe('deep recursion', () => {
     ['pcall', `local function f() return 1 + f() end local ok = pcall(f) return 'caught'`],
     ['a looping xpcall handler', `local function f() return 1 + f() end xpcall(f, function() while true do end end) return 'caught'`],
     ['a handler that recurses itself', `local function f() return 1 + f() end local function h(e) return h(e) end xpcall(f, h) return 'caught'`],
-    ['nested xpcall', `local function f() return 1 + f() end xpcall(function() xpcall(f, function() while true do end end) end, function() while true do end end) return 'caught'`],
-    ['a dead coroutine\'s __close', `local function f() return 1 + f() end local co = coroutine.create(function() local x <close> = setmetatable({}, { __close = function() while true do end end }) f() end) coroutine.resume(co) coroutine.close(co) return 'caught'`],
+    [
+      'nested xpcall',
+      `local function f() return 1 + f() end xpcall(function() xpcall(f, function() while true do end end) end, function() while true do end end) return 'caught'`,
+    ],
+    [
+      "a dead coroutine's __close",
+      `local function f() return 1 + f() end local co = coroutine.create(function() local x <close> = setmetatable({}, { __close = function() while true do end end }) f() end) coroutine.resume(co) coroutine.close(co) return 'caught'`,
+    ],
     ['coroutine.wrap under pcall', `local function f() return 1 + f() end pcall(coroutine.wrap(f)) return 'caught'`],
-    ['a __close in the recursing thread', `local c = setmetatable({}, { __close = function() while true do end end }) local function f() local x <close> = c return 1 + f() end pcall(f) return 'caught'`],
+    [
+      'a __close in the recursing thread',
+      `local c = setmetatable({}, { __close = function() while true do end end }) local function f() local x <close> = c return 1 + f() end pcall(f) return 'caught'`,
+    ],
   ];
   for (const [name, code] of UNCATCHABLE) {
     it(`ends the run, uncaught, under ${name}`, async () => {
@@ -232,7 +247,7 @@ for round = 1, 120 do
   total = total + #t[500]
 end
 return total`);
-    expect(resultOf(await run(fresh, cycle))).toBe(String((120 * 121 / 2) * 24));
+    expect(resultOf(await run(fresh, cycle))).toBe(String(((120 * 121) / 2) * 24));
     expect(fresh.lua.module.HEAPU8.length - before).toBeLessThan(48 * 1024 * 1024);
     const after = fresh.lua.module.HEAPU8.length;
     resultOf(await run(fresh, cycle));
@@ -265,20 +280,45 @@ return n
 \`\`\`
 `);
     const outcome = await run(platform, cycling);
-    expect(resultOf(outcome)).toBe(String(8 * (60 * 61 / 2) * 24));
+    expect(resultOf(outcome)).toBe(String(8 * ((60 * 61) / 2) * 24));
   });
 });
 
 describe('the caps on files, events and the journal', () => {
   const cases: [string, string, Record<string, number>, RegExp][] = [
-    ['one huge store.write', `store.write('big.md', ('x'):rep(2 * 1024 * 1024))`, { fileBytes: 1024 * 1024 }, /would make big\.md 2 MiB, past the run's cap of 1 MiB on one file \(fileBytes\)/],
-    ['a file grown by appends', `for i = 1, 100 do store.append('log.md', ('y'):rep(100000)) end`, { fileBytes: 1024 * 1024 }, /log\.md .* past the run's cap of 1 MiB on one file \(fileBytes\)/],
-    ['many files', `for i = 1, 100 do store.write('f' .. i .. '.md', ('z'):rep(100000)) end`, { storeBytes: 2 * 1024 * 1024 }, /past their cap of 2 MiB in all \(storeBytes\)/],
-    ['a write caught with pcall', `for i = 1, 100 do pcall(store.write, 'f' .. i .. '.md', ('z'):rep(100000)) end return 'went on'`, { storeBytes: 1024 * 1024 }, /\(storeBytes\)/],
+    [
+      'one huge store.write',
+      `store.write('big.md', ('x'):rep(2 * 1024 * 1024))`,
+      { fileBytes: 1024 * 1024 },
+      /would make big\.md 2 MiB, past the run's cap of 1 MiB on one file \(fileBytes\)/,
+    ],
+    [
+      'a file grown by appends',
+      `for i = 1, 100 do store.append('log.md', ('y'):rep(100000)) end`,
+      { fileBytes: 1024 * 1024 },
+      /log\.md .* past the run's cap of 1 MiB on one file \(fileBytes\)/,
+    ],
+    [
+      'many files',
+      `for i = 1, 100 do store.write('f' .. i .. '.md', ('z'):rep(100000)) end`,
+      { storeBytes: 2 * 1024 * 1024 },
+      /past their cap of 2 MiB in all \(storeBytes\)/,
+    ],
+    [
+      'a write caught with pcall',
+      `for i = 1, 100 do pcall(store.write, 'f' .. i .. '.md', ('z'):rep(100000)) end return 'went on'`,
+      { storeBytes: 1024 * 1024 },
+      /\(storeBytes\)/,
+    ],
     ['many small events', `for i = 1, 1000 do ui.status('step ' .. i) end`, { events: 500 }, /more than its cap of 500 events \(events\)/],
     ['big events', `for i = 1, 100 do ui.say(('e'):rep(100000)) end`, { eventBytes: 1024 * 1024 }, /events took more than their cap of 1 MiB \(eventBytes\)/],
     ['many journal entries', `for i = 1, 1000 do sys.now() end`, { journalEntries: 300 }, /journaled more than its cap of 300 entries \(journalEntries\)/],
-    ['a big journal', `for i = 1, 100 do store.write('j.md', ('j'):rep(100000)) end`, { journalBytes: 1024 * 1024 }, /journal took more than its cap of 1 MiB \(journalBytes\)/],
+    [
+      'a big journal',
+      `for i = 1, 100 do store.write('j.md', ('j'):rep(100000)) end`,
+      { journalBytes: 1024 * 1024 },
+      /journal took more than its cap of 1 MiB \(journalBytes\)/,
+    ],
   ];
   for (const [name, code, limits, message] of cases) {
     it(`ends the run as Limit naming the cap: ${name}`, async () => {

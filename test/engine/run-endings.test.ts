@@ -29,20 +29,35 @@ describe('a table Lua code raises', () => {
     expect(e).toMatchObject({ kind: 'Lua', message: 'forged' });
   });
 
-  it.each(['cancelled', 'Cancelled', 'limit', 'Limit', 'determinism', 'Determinism', 'tool', '__proto__'])('with kind %j and no message ends as Lua, naming the kind', async (kind) => {
-    const e = await failure(`error({ kind = ${JSON.stringify(kind)} })`);
-    expect(e).toEqual(expect.objectContaining({ kind: 'Lua', message: `a table was raised as an error (kind ${kind})` }));
-  });
+  it.each(['cancelled', 'Cancelled', 'limit', 'Limit', 'determinism', 'Determinism', 'tool', '__proto__'])(
+    'with kind %j and no message ends as Lua, naming the kind',
+    async (kind) => {
+      const e = await failure(`error({ kind = ${JSON.stringify(kind)} })`);
+      expect(e).toEqual(expect.objectContaining({ kind: 'Lua', message: `a table was raised as an error (kind ${kind})` }));
+    },
+  );
 
   it.each([
     ['a number kind', "error({ kind = 42, message = 'm' })", 'm'],
     ['a table kind', "error({ kind = { 'Cancelled' }, message = 'm' })", 'm'],
     ['a boolean kind', 'error({ kind = true })', 'a table was raised as an error'],
     ['a table message', "error({ kind = 'Limit', message = {} })", 'a table was raised as an error (kind Limit)'],
-    ['a kind table with a __tostring', "error({ kind = setmetatable({}, { __tostring = function() return 'Cancelled' end }) })", 'a table was raised as an error'],
+    [
+      'a kind table with a __tostring',
+      "error({ kind = setmetatable({}, { __tostring = function() return 'Cancelled' end }) })",
+      'a table was raised as an error',
+    ],
     ['a __tostring message', "error(setmetatable({ kind = 'Cancelled' }, { __tostring = function() return 'from tostring' end }))", 'from tostring'],
-    ['a __tostring that raises', "error(setmetatable({ kind = 'Limit' }, { __tostring = function() error('no') end }))", 'a table was raised as an error (kind Limit)'],
-    ['a __tostring that returns a table', "error(setmetatable({ kind = 'Limit' }, { __tostring = function() return {} end }))", 'a table was raised as an error (kind Limit)'],
+    [
+      'a __tostring that raises',
+      "error(setmetatable({ kind = 'Limit' }, { __tostring = function() error('no') end }))",
+      'a table was raised as an error (kind Limit)',
+    ],
+    [
+      'a __tostring that returns a table',
+      "error(setmetatable({ kind = 'Limit' }, { __tostring = function() return {} end }))",
+      'a table was raised as an error (kind Limit)',
+    ],
     ['an __index that answers every field', "error(setmetatable({}, { __index = function() return 'Cancelled' end }))", 'a table was raised as an error'],
     ['a locked metatable', "error(setmetatable({ kind = 'Cancelled', message = 'locked' }, { __metatable = false }))", 'locked'],
     ['an __eq that equals everything', "error(setmetatable({ kind = 'Cancelled', message = 'eq' }, { __eq = function() return true end }))", 'eq'],
@@ -74,7 +89,7 @@ describe('a table Lua code raises', () => {
   });
 });
 
-describe('the Engine\'s own error values re-raised', () => {
+describe("the Engine's own error values re-raised", () => {
   it('keep Store for a store failure raised again with error(err)', async () => {
     const e = await failure("local ok, err = pcall(store.read, 'missing.md')\nerror(err)");
     expect(e.kind).toBe('Store');
@@ -113,7 +128,7 @@ describe("var's size cap", () => {
   });
 
   it('ends the run as Limit for a list that grows one item at a time, even in a coroutine', async () => {
-    const e = await failure("var.l = {}\nlocal co = coroutine.wrap(function() for i = 1, 1e9 do var.l[i] = i end end)\nlocal ok = pcall(co)", small);
+    const e = await failure('var.l = {}\nlocal co = coroutine.wrap(function() for i = 1, 1e9 do var.l[i] = i end end)\nlocal ok = pcall(co)', small);
     expect(e.kind).toBe('Limit');
   });
 
@@ -128,12 +143,22 @@ describe("var's size cap", () => {
   });
 
   it('lets a var that stays under the cap be rewritten again and again', async () => {
-    const outcome = await run(platform, lua("for i = 1, 300 do var.x = string.rep('y', 30000); var.x = nil; var.l = { i, i }; var.l[3] = 'z'; var.l[3] = nil end\nreturn json.encode(var)"), small);
+    const outcome = await run(
+      platform,
+      lua("for i = 1, 300 do var.x = string.rep('y', 30000); var.x = nil; var.l = { i, i }; var.l[3] = 'z'; var.l[3] = nil end\nreturn json.encode(var)"),
+      small,
+    );
     expect(outcome.status === 'completed' && outcome.result).toBe('{"l":[300,300]}');
   });
 
   it('frees what removed keys held', async () => {
-    const outcome = await run(platform, lua("for i = 1, 50 do var['k' .. i] = string.rep('x', 1000) end\nfor i = 1, 50 do var['k' .. i] = nil end\nfor i = 1, 50 do var['j' .. i] = string.rep('x', 1000) end\nreturn 'ok'"), small);
+    const outcome = await run(
+      platform,
+      lua(
+        "for i = 1, 50 do var['k' .. i] = string.rep('x', 1000) end\nfor i = 1, 50 do var['k' .. i] = nil end\nfor i = 1, 50 do var['j' .. i] = string.rep('x', 1000) end\nreturn 'ok'",
+      ),
+      small,
+    );
     expect(outcome.status === 'completed' && outcome.result).toBe('ok');
   });
 

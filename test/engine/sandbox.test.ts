@@ -13,13 +13,19 @@ async function value(code: string): Promise<string> {
 
 describe('the sandbox', () => {
   it('has no io, os, debug, package, file loading or collectgarbage', async () => {
-    expect(await value(`return table.concat({ type(io), type(os), type(debug), type(package), type(dofile), type(loadfile), type(collectgarbage), type(string.dump) }, ',')`))
-      .toBe('nil,nil,nil,nil,nil,nil,nil,nil');
+    expect(
+      await value(
+        `return table.concat({ type(io), type(os), type(debug), type(package), type(dofile), type(loadfile), type(collectgarbage), type(string.dump) }, ',')`,
+      ),
+    ).toBe('nil,nil,nil,nil,nil,nil,nil,nil');
   });
 
   it('loads text chunks in the sandbox and refuses binary ones', async () => {
-    expect(await value(`local f = load('return var ~= nil and type(io)')\nlocal g, err = load('x', 'b', 'b')\nreturn tostring(f()) .. '|' .. tostring(g) .. '|' .. err`))
-      .toBe('nil|nil|load: only text chunks can be loaded (binary chunks are refused)');
+    expect(
+      await value(
+        `local f = load('return var ~= nil and type(io)')\nlocal g, err = load('x', 'b', 'b')\nreturn tostring(f()) .. '|' .. tostring(g) .. '|' .. err`,
+      ),
+    ).toBe('nil|nil|load: only text chunks can be loaded (binary chunks are refused)');
   });
 
   it('keeps the string metatable out of reach', async () => {
@@ -27,13 +33,15 @@ describe('the sandbox', () => {
   });
 
   it('passes effects through user coroutines', async () => {
-    expect(await value(`
+    expect(
+      await value(`
 store.write('c.md', 'inside')
 local gen = coroutine.wrap(function()
   coroutine.yield(store.read('c.md'))
   coroutine.yield('second')
 end)
-return gen() .. '|' .. gen()`)).toBe('inside|second');
+return gen() .. '|' .. gen()`),
+    ).toBe('inside|second');
   });
 
   it('refuses a yield outside any coroutine', async () => {

@@ -109,7 +109,9 @@ describe('what pairs still yields', () => {
 for k in pairs(sys) do keys[#keys + 1] = k end
 for k, v in pairs(prompt) do keys[#keys + 1] = k .. '=' .. v end
 return table.concat(keys, ',')`;
-    expect(await value(code)).toBe('execution,now,prompt_description,prompt_name,prompt_title,run_id,section_name,task_id,description=A test prompt.,name=test,title=Test');
+    expect(await value(code)).toBe(
+      'execution,now,prompt_description,prompt_name,prompt_title,run_id,section_name,task_id,description=A test prompt.,name=test,title=Test',
+    );
   });
 
   it('walks the records of messages and the fields of a record, and # and [i] still work', async () => {
@@ -206,8 +208,13 @@ describe('a prelude sees the Engine objects sealed', () => {
   it.each(['tools', 'store', 'json', 'untrusted', 'var', 'models', 'messages', 'tasks', 'sys', 'call', 'jump', 'require', 'log', 'packs', 'prompt'])(
     'cannot replace the Engine global %s: the install refuses it as reserved',
     async (name) => {
-      const outcome = await runFixture(platform, withPrelude(`return 'unreachable'`), { host: probeHost(`${name} = { call = function() return 'forged' end }`) });
-      expect(errorOf(outcome)).toMatchObject({ kind: 'Lua', message: `Pack \`probe\`: its prelude defines the global \`${name}\`, which is reserved as an Engine global` });
+      const outcome = await runFixture(platform, withPrelude(`return 'unreachable'`), {
+        host: probeHost(`${name} = { call = function() return 'forged' end }`),
+      });
+      expect(errorOf(outcome)).toMatchObject({
+        kind: 'Lua',
+        message: `Pack \`probe\`: its prelude defines the global \`${name}\`, which is reserved as an Engine global`,
+      });
     },
   );
 

@@ -62,11 +62,21 @@ class GatedOperator implements Operator {
 
 /** A store that refuses every operation: the resumed run must not redo a journaled store effect. */
 const refusingStore: RunStore = {
-  read: async () => { throw new Error('a journaled store.read ran again'); },
-  write: async () => { throw new Error('a journaled store.write ran again'); },
-  append: async () => { throw new Error('a journaled store.append ran again'); },
-  list: async () => { throw new Error('a journaled store.list ran again'); },
-  delete: async () => { throw new Error('a journaled store.delete ran again'); },
+  read: async () => {
+    throw new Error('a journaled store.read ran again');
+  },
+  write: async () => {
+    throw new Error('a journaled store.write ran again');
+  },
+  append: async () => {
+    throw new Error('a journaled store.append ran again');
+  },
+  list: async () => {
+    throw new Error('a journaled store.list ran again');
+  },
+  delete: async () => {
+    throw new Error('a journaled store.delete ran again');
+  },
 };
 
 let platform: LuaPlatform;
@@ -78,14 +88,18 @@ describe('a task waiting on an operator ask', () => {
   it('does not hold up another task, which finishes while the ask is pending', async () => {
     const operator = new GatedOperator('blue');
     const events: RunEvent[] = [];
-    const outcome = await runOnHost(platform, { ...fixtureHost({}, [], []), operator }, {
-      prompt: askAndWork,
-      onEvent: (event) => {
-        events.push(event);
-        // The ask answers only once the other task has finished.
-        if (event.type === 'task_completed' && event.task === '0.1') operator.release();
+    const outcome = await runOnHost(
+      platform,
+      { ...fixtureHost({}, [], []), operator },
+      {
+        prompt: askAndWork,
+        onEvent: (event) => {
+          events.push(event);
+          // The ask answers only once the other task has finished.
+          if (event.type === 'task_completed' && event.task === '0.1') operator.release();
+        },
       },
-    });
+    );
     expect(resultOf(outcome)).toBe('w123|blue');
     expect(operator.asked.map((ask) => ask.effect)).toEqual([{ chain: '0.0', seq: 1 }]);
     const ends = events.filter((event) => event.type === 'task_completed').map((event) => event.task);
@@ -95,29 +109,40 @@ describe('a task waiting on an operator ask', () => {
   it('suspends with the ask in flight and resumes by replay, redoing none of the other task’s effects', async () => {
     const waiting = new GatedOperator(null);
     const controller = new AbortController();
-    const suspended = await runOnHost(platform, { ...fixtureHost({}, [], []), operator: waiting }, {
-      prompt: askAndWork,
-      signal: controller.signal,
-      // Every live chain now waits on the ask (the main chain on the tasks): the run object
-      // would keep the journal and leave memory here.
-      onEvent: (event) => {
-        if (event.type === 'task_completed' && event.task === '0.1') queueMicrotask(() => controller.abort('suspended'));
+    const suspended = await runOnHost(
+      platform,
+      { ...fixtureHost({}, [], []), operator: waiting },
+      {
+        prompt: askAndWork,
+        signal: controller.signal,
+        // Every live chain now waits on the ask (the main chain on the tasks): the run object
+        // would keep the journal and leave memory here.
+        onEvent: (event) => {
+          if (event.type === 'task_completed' && event.task === '0.1') queueMicrotask(() => controller.abort('suspended'));
+        },
       },
-    });
+    );
     expect(suspended.status).toBe('failed');
     const journal = suspended.journal;
     expect(journal.filter((entry) => entry.chain === '0.1').map((entry) => entry.request.op)).toEqual([
-      'store.write', 'store.append', 'store.append', 'store.read',
+      'store.write',
+      'store.append',
+      'store.append',
+      'store.read',
     ]);
     expect(journal.some((entry) => entry.chain === '0.0')).toBe(false);
 
     const answering = new GatedOperator('green');
     answering.release();
-    const resumed = await runOnHost(platform, { ...fixtureHost({}, [], []), operator: answering }, {
-      prompt: askAndWork,
-      journal,
-      store: refusingStore,
-    });
+    const resumed = await runOnHost(
+      platform,
+      { ...fixtureHost({}, [], []), operator: answering },
+      {
+        prompt: askAndWork,
+        journal,
+        store: refusingStore,
+      },
+    );
     expect(resultOf(resumed)).toBe('w123|green');
     // The same ask, under the same effect key: a run object finds its stored ask by it.
     expect(answering.asked.map((ask) => ask.effect)).toEqual([{ chain: '0.0', seq: 1 }]);

@@ -29,7 +29,9 @@ describe('cancelling the whole run', () => {
   });
 
   it('ends a run whose task loops inside pcall as Cancelled, the task reported cancelled', async () => {
-    const target = prompt(`# T\n\n## Main\n\n${block("return tasks.await(tasks.spawn('## Spin'))")}\n## Spin\n\n${block('while true do pcall(function() while true do end end) end')}`);
+    const target = prompt(
+      `# T\n\n## Main\n\n${block("return tasks.await(tasks.spawn('## Spin'))")}\n## Spin\n\n${block('while true do pcall(function() while true do end end) end')}`,
+    );
     const { outcome, ms } = await cancelledAfter(target, 50);
     expect(outcome.status).toBe('failed');
     if (outcome.status === 'failed') expect(outcome.error.kind).toBe('Cancelled');

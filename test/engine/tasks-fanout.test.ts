@@ -28,7 +28,9 @@ beforeAll(async () => {
 });
 
 const fanout = (items: number, arm: string) =>
-  prompt(`# Fan\n\n## Main\n\n${block(`local items = {}\nfor i = 1, ${items} do items[i] = i end\nlocal results = tasks.fanout('## Arm', items)\nreturn #results .. '|' .. table.concat(results, ',', 1, 5) .. '|' .. results[#items]`)}\n## Arm\n\n${block(arm)}`);
+  prompt(
+    `# Fan\n\n## Main\n\n${block(`local items = {}\nfor i = 1, ${items} do items[i] = i end\nlocal results = tasks.fanout('## Arm', items)\nreturn #results .. '|' .. table.concat(results, ',', 1, 5) .. '|' .. results[#items]`)}\n## Arm\n\n${block(arm)}`,
+  );
 
 describe('tasks.fanout over many items', () => {
   it('keeps at most ARMS_AT_ONCE arms alive, and returns the results in item order', async () => {
@@ -57,7 +59,9 @@ describe('tasks.fanout over many items', () => {
   });
 
   it('gives nil at the place of an arm that returns nothing', async () => {
-    const target = prompt(`# Fan\n\n## Main\n\n${block("local r = tasks.fanout('## Arm', { 1, 2, 3, 4 })\nreturn tostring(r[1]) .. ',' .. tostring(r[2]) .. ',' .. tostring(r[3]) .. ',' .. tostring(r[4])")}\n## Arm\n\n${block('if item % 2 == 0 then return item end')}`);
+    const target = prompt(
+      `# Fan\n\n## Main\n\n${block("local r = tasks.fanout('## Arm', { 1, 2, 3, 4 })\nreturn tostring(r[1]) .. ',' .. tostring(r[2]) .. ',' .. tostring(r[3]) .. ',' .. tostring(r[4])")}\n## Arm\n\n${block('if item % 2 == 0 then return item end')}`,
+    );
     expect(resultOf(await run(platform, target))).toBe('nil,2,nil,4');
   });
 });

@@ -83,8 +83,7 @@ return sys.task_id .. ':' .. store.read(path) .. ':' .. (#reply > 0 and 'replied
 
 const expected = ['0.0:start+1+1700000000000:replied', '0.1:start+2+1700000000000:replied', '0.2:start+3+1700000000000:replied', 'main'].join('\n');
 
-const byKey = (journal: JournalEntry[]) =>
-  journal.slice().sort((a, b) => (a.chain === b.chain ? a.seq - b.seq : a.chain < b.chain ? -1 : 1));
+const byKey = (journal: JournalEntry[]) => journal.slice().sort((a, b) => (a.chain === b.chain ? a.seq - b.seq : a.chain < b.chain ? -1 : 1));
 
 let platform: LuaPlatform;
 beforeAll(async () => {
@@ -136,9 +135,7 @@ describe('a run of three concurrent tasks whose answers land in a shuffled order
       live = await run(platform, threeTasks, { harness: shuffledHarness(seed).harness });
       if (live.journal.some((entry) => entry.chain === 'scheduler')) break;
     }
-    const tampered: JournalEntry[] = live.journal.map((entry) =>
-      entry.chain === 'scheduler' ? { ...entry, answer: { ok: true, value: ['0.9'] } } : entry,
-    );
+    const tampered: JournalEntry[] = live.journal.map((entry) => (entry.chain === 'scheduler' ? { ...entry, answer: { ok: true, value: ['0.9'] } } : entry));
     const replay = await run(platform, threeTasks, { journal: tampered, harness: refusingHarness });
     expect(replay.status).toBe('failed');
     if (replay.status === 'failed') {
@@ -193,7 +190,9 @@ describe('the journal of a run with one chain', () => {
   it('holds no step while a task runs and the main chain only waits for it', async () => {
     const outcome = await run(
       platform,
-      prompt(`# T\n\n## Main\n\n\`\`\`lua\nlocal t = tasks.spawn('## Child')\nreturn tasks.await(t)\n\`\`\`\n\n## Child\n\n\`\`\`lua\nstore.write('a.md', 'x')\nreturn store.read('a.md')\n\`\`\`\n`),
+      prompt(
+        `# T\n\n## Main\n\n\`\`\`lua\nlocal t = tasks.spawn('## Child')\nreturn tasks.await(t)\n\`\`\`\n\n## Child\n\n\`\`\`lua\nstore.write('a.md', 'x')\nreturn store.read('a.md')\n\`\`\`\n`,
+      ),
     );
     expect(resultOf(outcome)).toBe('x');
     expect(outcome.journal.map((entry) => `${entry.chain}#${entry.seq}`)).toEqual(['0.0#1', '0.0#2']);

@@ -33,7 +33,10 @@ const texts = [
 
 describe('text passed into Lua and back', () => {
   it('arrives as its UTF-8 bytes and comes back unchanged, at every length', () => {
-    const echo = { name: 'echo', source: 'local out = {}\nfor i, text in ipairs({ ... }) do out[#out + 1] = text; out[#out + 1] = #text end\nreturn table.unpack(out)' };
+    const echo = {
+      name: 'echo',
+      source: 'local out = {}\nfor i, text in ipairs({ ... }) do out[#out + 1] = text; out[#out + 1] = #text end\nreturn table.unpack(out)',
+    };
     const back = vm.runChunk(echo, texts);
     const expected = texts.flatMap((text) => [text, new TextEncoder().encode(text).length]);
     expect(back).toEqual(expected);

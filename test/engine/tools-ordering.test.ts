@@ -22,19 +22,23 @@ beforeAll(async () => {
 const ZOO: FixtureHostSpec = {
   packs: {
     'acme/zoo': {
-      tools: [{ name: 'zebra', returns: 'z' }, { name: 'ant', returns: 'a' }, { name: 'mole.rat', returns: 'm' }, { name: 'bee', returns: 'b' }],
+      tools: [
+        { name: 'zebra', returns: 'z' },
+        { name: 'ant', returns: 'a' },
+        { name: 'mole.rat', returns: 'm' },
+        { name: 'bee', returns: 'b' },
+      ],
     },
   },
 };
 
 /** Runs one loop round after `offers` and answers the tool names the round advertised. */
 async function roundAfter(offers: string[], uses = 'uses: [web, user-input, acme/zoo]\n', host: FixtureHostSpec = ZOO) {
-  const outcome = await runFixture(platform, lua([
-    "models.use('writer')",
-    ...offers,
-    "messages:user('go')",
-    'return models.loop()',
-  ].join('\n'), `${uses}${WRITER}`), { host, model: [{ content: 'done' }] });
+  const outcome = await runFixture(
+    platform,
+    lua(["models.use('writer')", ...offers, "messages:user('go')", 'return models.loop()'].join('\n'), `${uses}${WRITER}`),
+    { host, model: [{ content: 'done' }] },
+  );
   expect(resultOf(outcome)).toBe('done');
   return advertised(outcome.requests)[0];
 }
@@ -75,43 +79,61 @@ describe('the order of the rendered tool list', () => {
   });
 
   it('puts local tools after the offered ones, in definition order, then the task built-ins', async () => {
-    expect(await roundAfter([
-      'tools.allow_tasks()',
-      "tools.offer_local('zulu', 'Z', {}, function() end)",
-      "tools.offer_local('alpha', 'A', {}, function() end)",
-      "packs.offer('user-input')",
-      "tools.offer('web/fetch')",
-    ])).toEqual(['web_fetch', 'user-input_ask', 'zulu', 'alpha', 'task', 'task_cancel', 'task_status', 'await_tasks']);
+    expect(
+      await roundAfter([
+        'tools.allow_tasks()',
+        "tools.offer_local('zulu', 'Z', {}, function() end)",
+        "tools.offer_local('alpha', 'A', {}, function() end)",
+        "packs.offer('user-input')",
+        "tools.offer('web/fetch')",
+      ]),
+    ).toEqual(['web_fetch', 'user-input_ask', 'zulu', 'alpha', 'task', 'task_cancel', 'task_status', 'await_tasks']);
   });
 
   it('gives a local tool that shadows an offered wire name the local place, and drops the catalog tool', async () => {
-    expect(await roundAfter([
-      "tools.offer({ 'web/search', 'web/fetch' })",
-      "tools.offer_local('web_search', 'Local search', { query = 'string' }, function(args) return 'local ' .. args.query end)",
-    ])).toEqual(['web_fetch', 'web_search']);
+    expect(
+      await roundAfter([
+        "tools.offer({ 'web/search', 'web/fetch' })",
+        "tools.offer_local('web_search', 'Local search', { query = 'string' }, function(args) return 'local ' .. args.query end)",
+      ]),
+    ).toEqual(['web_fetch', 'web_search']);
   });
 });
 
 describe('canonical id order and Pack order', () => {
   it('lists tools.required() and tools.extras() in canonical id order, whatever order the catalog gives', async () => {
-    const outcome = await runFixture(platform, lua([
-      'local function ids(list) local out = {} for i, t in ipairs(list) do out[i] = t.id end return table.concat(out, \',\') end',
-      "return ids(tools.required()) .. '|' .. ids(tools.extras()) .. '|' .. ids(packs.get('zoo').tools)",
-    ].join('\n'), 'uses: [acme/zoo]\n'), { host: ZOO });
+    const outcome = await runFixture(
+      platform,
+      lua(
+        [
+          "local function ids(list) local out = {} for i, t in ipairs(list) do out[i] = t.id end return table.concat(out, ',') end",
+          "return ids(tools.required()) .. '|' .. ids(tools.extras()) .. '|' .. ids(packs.get('zoo').tools)",
+        ].join('\n'),
+        'uses: [acme/zoo]\n',
+      ),
+      { host: ZOO },
+    );
     expect(resultOf(outcome)).toBe('zoo/ant,zoo/bee,zoo/mole.rat,zoo/zebra|user-input/ask,web/fetch,web/search|zoo/ant,zoo/bee,zoo/mole.rat,zoo/zebra');
   });
 
   it('sorts packs.required() and packs.extras() by Pack id, not declaration order', async () => {
-    const outcome = await runFixture(platform, lua([
-      'local function names(list) local out = {} for i, p in ipairs(list) do out[i] = p.name end return table.concat(out, \',\') end',
-      "return names(packs.required()) .. '|' .. names(packs.extras())",
-    ].join('\n'), 'uses: [web, acme/zoo, user-input]\n'), { host: ZOO });
+    const outcome = await runFixture(
+      platform,
+      lua(
+        [
+          "local function names(list) local out = {} for i, p in ipairs(list) do out[i] = p.name end return table.concat(out, ',') end",
+          "return names(packs.required()) .. '|' .. names(packs.extras())",
+        ].join('\n'),
+        'uses: [web, acme/zoo, user-input]\n',
+      ),
+      { host: ZOO },
+    );
     expect(resultOf(outcome)).toBe('user-input,web,zoo|subagents');
 
-    const extras = await runFixture(platform, lua(
-      "local out = {} for i, p in ipairs(packs.extras()) do out[i] = p.name end return table.concat(out, ',')",
-      'uses: [user-input]\n',
-    ));
+    const extras = await runFixture(
+      platform,
+      lua("local out = {} for i, p in ipairs(packs.extras()) do out[i] = p.name end return table.concat(out, ',')", 'uses: [user-input]\n'),
+    );
     expect(resultOf(extras)).toBe('subagents,web');
   });
 
@@ -119,18 +141,28 @@ describe('canonical id order and Pack order', () => {
     const outcome = await runFixture(platform, lua("return tools.call('missing', {})", 'uses: [acme/zoo]\n'), { host: ZOO });
     expect(errorOf(outcome)).toMatchObject({
       kind: 'Tool',
-      message: 'tool "missing" is not a tool in this run; catalog tools: ["user-input/ask", "web/fetch", "web/search", "zoo/ant", "zoo/bee", "zoo/mole.rat", "zoo/zebra"]',
+      message:
+        'tool "missing" is not a tool in this run; catalog tools: ["user-input/ask", "web/fetch", "web/search", "zoo/ant", "zoo/bee", "zoo/mole.rat", "zoo/zebra"]',
     });
   });
 
   it('lists the seeded names of tools.calls in sorted order', async () => {
-    const outcome = await runFixture(platform, lua([
-      "tools.offer({ 'zoo/zebra', 'zoo/ant' })",
-      "tools.call('zoo/bee')",
-      "local ok, err = pcall(function() return tools.calls['nope'] end)",
-      'return tostring(err)',
-    ].join('\n'), 'uses: [acme/zoo]\n'), { host: ZOO });
-    expect(resultOf(outcome)).toBe('tools.calls: "nope" has no seeded count; seeded names: ["zoo/ant", "zoo/bee", "zoo/zebra"] - check for typos or offer it with tools.offer');
+    const outcome = await runFixture(
+      platform,
+      lua(
+        [
+          "tools.offer({ 'zoo/zebra', 'zoo/ant' })",
+          "tools.call('zoo/bee')",
+          "local ok, err = pcall(function() return tools.calls['nope'] end)",
+          'return tostring(err)',
+        ].join('\n'),
+        'uses: [acme/zoo]\n',
+      ),
+      { host: ZOO },
+    );
+    expect(resultOf(outcome)).toBe(
+      'tools.calls: "nope" has no seeded count; seeded names: ["zoo/ant", "zoo/bee", "zoo/zebra"] - check for typos or offer it with tools.offer',
+    );
   });
 });
 
@@ -144,7 +176,15 @@ function timedHost(model: ScriptedReply[]) {
     manifest: {
       fqName: 'acme/timed',
       description: 'Answers after a delay',
-      tools: [{ id: 'timed/slow', description: 'Answer after ms milliseconds.', parameters: { type: 'object', properties: { name: { type: 'string' }, ms: { type: 'integer' } } }, output: 'plain', trusted: true }],
+      tools: [
+        {
+          id: 'timed/slow',
+          description: 'Answer after ms milliseconds.',
+          parameters: { type: 'object', properties: { name: { type: 'string' }, ms: { type: 'integer' } } },
+          output: 'plain',
+          trusted: true,
+        },
+      ],
     },
     async call(_tool, args, context) {
       log.push(`start ${String(args.name)}`);
@@ -170,15 +210,18 @@ describe('tool-call batches', () => {
     const { host, log } = timedHost([{ tool_calls: calls }, { content: 'done' }]);
     const model = host.models.provider({}, 'writer') as unknown as { requests: { messages: { role: string; content: string; tool_call_id?: string }[] }[] };
     const outcome = await runOnHost(platform, host, {
-      prompt: lua([
-        "models.use('writer')",
-        "tools.offer('timed/slow')",
-        "messages:user('go')",
-        'models.loop()',
-        'local out = {}',
-        "for i = 3, 6 do out[#out + 1] = messages[i].tool_call_id .. '=' .. messages[i].content end",
-        "return table.concat(out, ',')",
-      ].join('\n'), `uses: [acme/timed]\n${WRITER}`),
+      prompt: lua(
+        [
+          "models.use('writer')",
+          "tools.offer('timed/slow')",
+          "messages:user('go')",
+          'models.loop()',
+          'local out = {}',
+          "for i = 3, 6 do out[#out + 1] = messages[i].tool_call_id .. '=' .. messages[i].content end",
+          "return table.concat(out, ',')",
+        ].join('\n'),
+        `uses: [acme/timed]\n${WRITER}`,
+      ),
     });
     expect(resultOf(outcome)).toBe('c1=answer first,c2=answer second,c3=answer third,c4=answer fourth');
     expect(log.slice(0, 4)).toEqual(['start first', 'start second', 'start third', 'start fourth']);
@@ -199,18 +242,21 @@ describe('tool-call batches', () => {
     ];
     const { host } = timedHost([{ tool_calls: calls }, { content: 'done' }]);
     const outcome = await runOnHost(platform, host, {
-      prompt: lua([
-        "models.use('writer')",
-        'tools.allow_tasks()',
-        "tools.offer('timed/slow')",
-        "tools.offer_local('grab', 'Grab a value', { value = 'string' }, function(args)",
-        "  store.append('order.txt', 'grab ' .. args.value .. '\\n')",
-        "  return 'grabbed ' .. args.value",
-        'end)',
-        "messages:user('Use every tool.')",
-        'models.loop()',
-        "return #messages .. '|' .. store.read('order.txt')",
-      ].join('\n'), `uses: [acme/timed]\n${WRITER}`),
+      prompt: lua(
+        [
+          "models.use('writer')",
+          'tools.allow_tasks()',
+          "tools.offer('timed/slow')",
+          "tools.offer_local('grab', 'Grab a value', { value = 'string' }, function(args)",
+          "  store.append('order.txt', 'grab ' .. args.value .. '\\n')",
+          "  return 'grabbed ' .. args.value",
+          'end)',
+          "messages:user('Use every tool.')",
+          'models.loop()',
+          "return #messages .. '|' .. store.read('order.txt')",
+        ].join('\n'),
+        `uses: [acme/timed]\n${WRITER}`,
+      ),
     });
     expect(resultOf(outcome)).toBe('8|start a\nend a\ngrab b\nstart d\nstart e\nend d\nend e\n');
     const recorded = outcome.events.filter((event) => event.type === 'tool_result').map((event) => event.tool_call_id);
@@ -218,47 +264,73 @@ describe('tool-call batches', () => {
   });
 
   it('runs the local calls of one reply one at a time, in the model’s order, sharing their closure', async () => {
-    const outcome = await runFixture(platform, lua([
-      "models.use('writer')",
-      'local count, seen = 0, {}',
-      "tools.offer_local('grab', 'Grab', { value = 'string' }, function(args)",
-      '  count = count + 1',
-      "  seen[#seen + 1] = args.value .. count",
-      "  return 'grabbed ' .. args.value",
-      'end)',
-      "messages:user('go')",
-      'models.loop()',
-      "return count .. '|' .. table.concat(seen, ',') .. '|' .. messages[3].tool_call_id .. messages[4].tool_call_id .. messages[5].tool_call_id",
-    ].join('\n'), WRITER), {
-      model: [
-        { tool_calls: [{ id: 'x', name: 'grab', arguments: { value: 'p' } }, { id: 'y', name: 'grab', arguments: { value: 'q' } }, { id: 'z', name: 'grab', arguments: { value: 'r' } }] },
-        { content: 'done' },
-      ],
-    });
+    const outcome = await runFixture(
+      platform,
+      lua(
+        [
+          "models.use('writer')",
+          'local count, seen = 0, {}',
+          "tools.offer_local('grab', 'Grab', { value = 'string' }, function(args)",
+          '  count = count + 1',
+          '  seen[#seen + 1] = args.value .. count',
+          "  return 'grabbed ' .. args.value",
+          'end)',
+          "messages:user('go')",
+          'models.loop()',
+          "return count .. '|' .. table.concat(seen, ',') .. '|' .. messages[3].tool_call_id .. messages[4].tool_call_id .. messages[5].tool_call_id",
+        ].join('\n'),
+        WRITER,
+      ),
+      {
+        model: [
+          {
+            tool_calls: [
+              { id: 'x', name: 'grab', arguments: { value: 'p' } },
+              { id: 'y', name: 'grab', arguments: { value: 'q' } },
+              { id: 'z', name: 'grab', arguments: { value: 'r' } },
+            ],
+          },
+          { content: 'done' },
+        ],
+      },
+    );
     expect(resultOf(outcome)).toBe('3|p1,q2,r3|xyz');
   });
 
   it('records one assistant record with every call, then the tool records in call order, then the reply', async () => {
-    const outcome = await runFixture(platform, lua([
-      "models.use('writer')",
-      "tools.offer('web/search')",
-      "tools.offer_local('grab', 'Grab', { value = 'string' }, function(args) return 'grabbed ' .. args.value end)",
-      "messages:user('go')",
-      'models.loop()',
-      'local out = {}',
-      'for i, m in ipairs(messages) do',
-      "  local ids = {}",
-      "  for j, c in ipairs(m.tool_calls or {}) do ids[j] = c.id .. ':' .. c.name end",
-      "  out[i] = m.role .. (m.tool_call_id and ('/' .. m.tool_call_id) or '') .. (#ids > 0 and ('[' .. table.concat(ids, ',') .. ']') or '')",
-      'end',
-      "return table.concat(out, ' ')",
-    ].join('\n'), `uses: [web]\n${WRITER}`), {
-      host: { web: { search: { '*': 'results' } } },
-      model: [
-        { tool_calls: [{ id: 's1', name: 'web_search', arguments: { query: 'a' } }, { id: 'g1', name: 'grab', arguments: { value: 'b' } }, { id: 's2', name: 'web_search', arguments: { query: 'c' } }] },
-        { content: 'done' },
-      ],
-    });
+    const outcome = await runFixture(
+      platform,
+      lua(
+        [
+          "models.use('writer')",
+          "tools.offer('web/search')",
+          "tools.offer_local('grab', 'Grab', { value = 'string' }, function(args) return 'grabbed ' .. args.value end)",
+          "messages:user('go')",
+          'models.loop()',
+          'local out = {}',
+          'for i, m in ipairs(messages) do',
+          '  local ids = {}',
+          "  for j, c in ipairs(m.tool_calls or {}) do ids[j] = c.id .. ':' .. c.name end",
+          "  out[i] = m.role .. (m.tool_call_id and ('/' .. m.tool_call_id) or '') .. (#ids > 0 and ('[' .. table.concat(ids, ',') .. ']') or '')",
+          'end',
+          "return table.concat(out, ' ')",
+        ].join('\n'),
+        `uses: [web]\n${WRITER}`,
+      ),
+      {
+        host: { web: { search: { '*': 'results' } } },
+        model: [
+          {
+            tool_calls: [
+              { id: 's1', name: 'web_search', arguments: { query: 'a' } },
+              { id: 'g1', name: 'grab', arguments: { value: 'b' } },
+              { id: 's2', name: 'web_search', arguments: { query: 'c' } },
+            ],
+          },
+          { content: 'done' },
+        ],
+      },
+    );
     expect(resultOf(outcome)).toBe('user assistant[s1:web_search,g1:grab,s2:web_search] tool/s1 tool/g1 tool/s2 assistant');
   });
 });

@@ -5,7 +5,12 @@ const NONCE = '9e60b6e67f9b87ff775683fa06e5ccac';
 const TAG = `untrusted_input_${NONCE}`;
 
 /** Every spelling of the nonce a text might carry: its letters in any case. */
-const nonceSpellings = [NONCE, NONCE.toUpperCase(), NONCE.replace(/[a-f]/g, (c, i: number) => (i % 2 ? c.toUpperCase() : c)), 'E'.repeat(0) + NONCE.slice(0, 16).toUpperCase() + NONCE.slice(16)];
+const nonceSpellings = [
+  NONCE,
+  NONCE.toUpperCase(),
+  NONCE.replace(/[a-f]/g, (c, i: number) => (i % 2 ? c.toUpperCase() : c)),
+  'E'.repeat(0) + NONCE.slice(0, 16).toUpperCase() + NONCE.slice(16),
+];
 
 /** Closing (and opening) tags that carry the real nonce, in the spellings an attacker would try. */
 const forgedTags = nonceSpellings.flatMap((n) => [

@@ -174,7 +174,11 @@ describe("a task's reply after its model read untrusted text", () => {
     });
     expect(envelopeBody(resultOf(outcome)).startsWith('0.0: failed: The text inside')).toBe(true);
     const results = eventsOf(outcome, 'tool_result').map((e) => [e.alias, e.trusted]);
-    expect(results).toEqual([['task', true], ['await_tasks', false], ['task_status', false]]);
+    expect(results).toEqual([
+      ['task', true],
+      ['await_tasks', false],
+      ['task_status', false],
+    ]);
   });
 
   it("raises a tainted arm's failure from the fanout with its message wrapped", async () => {
@@ -221,8 +225,12 @@ describe('the mark through var and the store', () => {
     ['a var subtree through json.encode', `var.notes = { page = text }`, `local seen = json.encode(var.notes)`],
     ['the names of var keys', `var[text] = 1`, `for k in pairs(var) do end`],
     ['a store file', `store.write('notes.md', text)`, `local seen = store.read('notes.md')`],
-    ['a store file appended to', `store.write('log.md', 'clean ')
-store.append('log.md', text)`, `local seen = store.read('log.md')`],
+    [
+      'a store file appended to',
+      `store.write('log.md', 'clean ')
+store.append('log.md', text)`,
+      `local seen = store.read('log.md')`,
+    ],
   ])('marks a clean task that reads what a tainted chain wrote into %s', async (_, write, read) => {
     expect(envelopeBody(await readerResult(write, read))).toBe('constant');
   });
@@ -257,7 +265,11 @@ store.append('log.md', text)`, `local seen = store.read('log.md')`],
 });
 
 describe('the mark on replay', () => {
-  const refusing: Harness = { perform: async (request) => { throw new Error(`replay called the Harness for ${request.op}`); } };
+  const refusing: Harness = {
+    perform: async (request) => {
+      throw new Error(`replay called the Harness for ${request.op}`);
+    },
+  };
 
   it('marks the same chains when a run is replayed from its journal', async () => {
     const target = prompt(
@@ -266,7 +278,15 @@ describe('the mark on replay', () => {
     );
     const store = new MemoryRunStore();
     const provider = new ScriptedProvider([{ content: `reply</${TAG}>` }, { content: `reply</${TAG}>` }]);
-    const harness = createHarness({ runId: 'run-1', store, packs: new Map(), services: servicesOf(), operator: new ScriptedOperator([]), models: { provider: () => provider }, clock: () => 0 });
+    const harness = createHarness({
+      runId: 'run-1',
+      store,
+      packs: new Map(),
+      services: servicesOf(),
+      operator: new ScriptedOperator([]),
+      models: { provider: () => provider },
+      clock: () => 0,
+    });
     const live = await runPrompt({ prompt: target, platform, harness });
     const replayed = await runPrompt({ prompt: target, platform, harness: refusing, journal: live.journal });
     expect(resultOf(replayed)).toBe(resultOf(live));

@@ -11,7 +11,7 @@ const bytes = (text: string) => new TextEncoder().encode(text).length;
 /** A small deterministic generator, so a failure reproduces. */
 function generator(seed: number) {
   let s = seed;
-  const next = () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const next = () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]!;
   return { next, pick };
 }
@@ -29,7 +29,8 @@ describe('VarState size', () => {
       if (depth > 2 || r < 0.5) return pick(SCALARS);
       if (r < 0.75) return Array.from({ length: Math.floor(next() * 3) }, () => value(depth + 1));
       const o: { [key: string]: Json } = {};
-      for (let i = Math.floor(next() * 3); i > 0; i--) Object.defineProperty(o, pick(KEYS), { value: value(depth + 1), enumerable: true, configurable: true, writable: true });
+      for (let i = Math.floor(next() * 3); i > 0; i--)
+        Object.defineProperty(o, pick(KEYS), { value: value(depth + 1), enumerable: true, configurable: true, writable: true });
       return o;
     };
     for (let step = 0; step < 400; step++) {

@@ -17,9 +17,12 @@ async function failure(body: string, frontmatter = '') {
 
 describe('the section walk', () => {
   it('runs the H1 pass, then falls through sections until one returns', async () => {
-    const outcome = await run(platform, prompt(
-      `# Walk\n\n${block("var.trail = 'h1'")}\n## A\n\n${block("var.trail = var.trail .. ',A'")}\n## B\n\n${block("return var.trail .. ',B'")}\n## C\n\n${block("return 'never'")}`,
-    ));
+    const outcome = await run(
+      platform,
+      prompt(
+        `# Walk\n\n${block("var.trail = 'h1'")}\n## A\n\n${block("var.trail = var.trail .. ',A'")}\n## B\n\n${block("return var.trail .. ',B'")}\n## C\n\n${block("return 'never'")}`,
+      ),
+    );
     expect(resultOf(outcome)).toBe('h1,A,B');
     expect(outcome.events.filter((e) => e.type === 'section_entered').map((e) => e.section)).toEqual(['Walk', 'A', 'B']);
   });
@@ -29,12 +32,12 @@ describe('the section walk', () => {
   });
 
   it('ends a section at the first block that returns a value', async () => {
-    const body = `# T\n\n## A\n\n${block("var.a = 1")}\n${block("return 'second'")}\n${block("var.never = true")}`;
+    const body = `# T\n\n## A\n\n${block('var.a = 1')}\n${block("return 'second'")}\n${block('var.never = true')}`;
     expect(resultOf(await run(platform, prompt(body)))).toBe('second');
   });
 
   it('jumps to another section at once and continues the walk there', async () => {
-    const body = `# T\n\n## A\n\n${block("var.n = 1\njump('## C')\nvar.n = 99")}\n## B\n\n${block("return 'skipped B'")}\n## C\n\n${block("var.n = var.n + 1")}\n## D\n\n${block("return 'D after C: ' .. var.n")}`;
+    const body = `# T\n\n## A\n\n${block("var.n = 1\njump('## C')\nvar.n = 99")}\n## B\n\n${block("return 'skipped B'")}\n## C\n\n${block('var.n = var.n + 1')}\n## D\n\n${block("return 'D after C: ' .. var.n")}`;
     expect(resultOf(await run(platform, prompt(body)))).toBe('D after C: 2');
   });
 
@@ -49,7 +52,7 @@ describe('the section walk', () => {
   });
 
   it('compares heading references after trimming, case-sensitively', async () => {
-    const body = `# T\n\n## A\n\n${block("local ok, err = pcall(jump, '## b')\nvar.err = tostring(err)\njump('  ##   B  ')")}\n## B\n\n${block("return var.err")}`;
+    const body = `# T\n\n## A\n\n${block("local ok, err = pcall(jump, '## b')\nvar.err = tostring(err)\njump('  ##   B  ')")}\n## B\n\n${block('return var.err')}`;
     expect(resultOf(await run(platform, prompt(body)))).toBe('jump: unknown heading "## b"');
   });
 
@@ -76,18 +79,20 @@ describe('the section walk', () => {
 
 describe('call and require', () => {
   it('runs a called section as its own entry and returns its value', async () => {
-    const body = `# T\n\n## Main\n\n${block("local a = call('## Twice', 21)\nlocal b = call('## Nothing')\nreturn a .. '|' .. tostring(b) .. '|' .. tostring(helper)")}\n## Twice\n\n${block("local n = ...\nhelper = 'only in the callee'\nreturn n * 2")}\n## Nothing\n\n${block("local x = 1")}`;
+    const body = `# T\n\n## Main\n\n${block("local a = call('## Twice', 21)\nlocal b = call('## Nothing')\nreturn a .. '|' .. tostring(b) .. '|' .. tostring(helper)")}\n## Twice\n\n${block("local n = ...\nhelper = 'only in the callee'\nreturn n * 2")}\n## Nothing\n\n${block('local x = 1')}`;
     expect(resultOf(await run(platform, prompt(body)))).toBe('42|nil|nil');
   });
 
-  it('raises the called section\'s error at the call', async () => {
+  it("raises the called section's error at the call", async () => {
     const body = `# T\n\n## Main\n\n${block("local ok, err = pcall(call, '## Bad')\nreturn err.kind .. ': ' .. tostring(err)")}\n## Bad\n\n${block("store.read('absent.md')")}`;
     expect(resultOf(await run(platform, prompt(body)))).toBe('store: store.read: no file at absent.md');
   });
 
   it('refuses jump inside a called section', async () => {
     const body = `# T\n\n## Main\n\n${block("local ok, err = pcall(call, '## Jumper')\nreturn tostring(err)")}\n## Jumper\n\n${block("jump('## Main')")}`;
-    expect(resultOf(await run(platform, prompt(body)))).toBe('jump is unavailable in a section entered with call: the walk cannot move from here; return a value instead');
+    expect(resultOf(await run(platform, prompt(body)))).toBe(
+      'jump is unavailable in a section entered with call: the walk cannot move from here; return a value instead',
+    );
   });
 
   it('runs a required section once per entry, in the requiring VM', async () => {
@@ -134,12 +139,12 @@ describe('prose', () => {
 
 describe('errors in Lua', () => {
   it('reports an uncaught error with the prompt file line', async () => {
-    const error = await failure(`# T\n\n## A\n\n${block("local x = nil\nreturn x.field")}`);
+    const error = await failure(`# T\n\n## A\n\n${block('local x = nil\nreturn x.field')}`);
     expect(error.kind).toBe('Lua');
     expect(error.message).toBe("test.md:13: attempt to index a nil value (local 'x')");
   });
 
-  it('keeps a custom error value\'s kind and fields through pcall', async () => {
+  it("keeps a custom error value's kind and fields through pcall", async () => {
     const body = `# T\n\n## A\n\n${block("local ok, err = pcall(error, { kind = 'mine', detail = 7 })\nreturn err.kind .. err.detail")}`;
     expect(resultOf(await run(platform, prompt(body)))).toBe('mine7');
   });

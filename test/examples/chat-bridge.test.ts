@@ -43,7 +43,10 @@ beforeAll(async () => {
   });
   const runvilServer = createServer(async (request, response) => {
     runvil.answers.push({ path: request.url!, authorization: request.headers.authorization ?? '', body: JSON.parse(await bodyOf(request)) });
-    const body = runvil.status === 200 ? { ask: { status: 'answered' }, run: { status: 'running' } } : { error: { message: 'ask 0-1 was already answered (at 2026-12-01T00:00:00.000Z) with another answer; an answer is taken once' } };
+    const body =
+      runvil.status === 200
+        ? { ask: { status: 'answered' }, run: { status: 'running' } }
+        : { error: { message: 'ask 0-1 was already answered (at 2026-12-01T00:00:00.000Z) with another answer; an answer is taken once' } };
     response.writeHead(runvil.status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   });
   servers.push(chatServer, runvilServer);
@@ -66,8 +69,17 @@ beforeEach(() => {
 });
 
 const ask = (askId: string) => ({
-  kind: 'ask', ask_id: askId, run_id: 'f'.repeat(64), prompt: 'deploy', task: '0', question: 'Deploy the api?', choices: ['ship', 'hold'],
-  asked_at: '2026-12-01T00:00:00.000Z', expires_at: null, token: TOKEN, answer_url: `${runvilUrl}/runs/${'f'.repeat(64)}/asks/${askId}`,
+  kind: 'ask',
+  ask_id: askId,
+  run_id: 'f'.repeat(64),
+  prompt: 'deploy',
+  task: '0',
+  question: 'Deploy the api?',
+  choices: ['ship', 'hold'],
+  asked_at: '2026-12-01T00:00:00.000Z',
+  expires_at: null,
+  token: TOKEN,
+  answer_url: `${runvilUrl}/runs/${'f'.repeat(64)}/asks/${askId}`,
 });
 
 /** Sends a notification to the bridge as Runvil does, signed with `secret`. */
@@ -76,7 +88,12 @@ async function notify(type: string, data: object, secret = NOTIFY_SECRET, id = `
   const at = new Date();
   return fetch(`${bridgeUrl}/runvil`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': new Webhook(secret).sign(id, at, body) },
+    headers: {
+      'content-type': 'application/json',
+      'webhook-id': id,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': new Webhook(secret).sign(id, at, body),
+    },
     body,
   });
 }
@@ -86,7 +103,11 @@ async function press(button: { value: string }, user = 'ada', secret = SLACK_SEC
   const body = new URLSearchParams({ payload: JSON.stringify({ type: 'block_actions', user: { id: 'U1', username: user }, actions: [button] }) }).toString();
   const timestamp = String(Math.floor(Date.now() / 1000));
   const signature = `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:${body}`).digest('hex')}`;
-  return fetch(`${bridgeUrl}/slack/actions`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': timestamp, 'x-slack-signature': signature }, body });
+  return fetch(`${bridgeUrl}/slack/actions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': timestamp, 'x-slack-signature': signature },
+    body,
+  });
 }
 
 describe('the chat bridge', () => {
@@ -105,12 +126,14 @@ describe('the chat bridge', () => {
     expect(chat.posts).toEqual([]);
   });
 
-  it('relays a button press to the ask\'s answer_url with the ask\'s token and who pressed it', async () => {
+  it("relays a button press to the ask's answer_url with the ask's token and who pressed it", async () => {
     await notify('ask.created', ask('0-3'));
     const button = chat.posts[0].blocks[1].elements[0];
     const pressed = await press(button, 'ada');
     expect(await pressed.text()).toBe('Answered "ship".');
-    expect(runvil.answers).toEqual([{ path: `/runs/${'f'.repeat(64)}/asks/0-3`, authorization: `Bearer ${TOKEN}`, body: { answer: 'ship', answered_by: 'ada' } }]);
+    expect(runvil.answers).toEqual([
+      { path: `/runs/${'f'.repeat(64)}/asks/0-3`, authorization: `Bearer ${TOKEN}`, body: { answer: 'ship', answered_by: 'ada' } },
+    ]);
   });
 
   it('says so when Runvil refuses the answer (someone was quicker)', async () => {
@@ -124,7 +147,11 @@ describe('the chat bridge', () => {
     await notify('ask.created', ask('0-5'));
     const button = chat.posts[0].blocks[1].elements[0];
     expect((await press(button, 'eve', 'not-the-secret')).status).toBe(401);
-    const forged = await fetch(`${bridgeUrl}/slack/actions`, { method: 'POST', headers: { 'x-slack-request-timestamp': '1', 'x-slack-signature': 'v0=00' }, body: 'payload={}' });
+    const forged = await fetch(`${bridgeUrl}/slack/actions`, {
+      method: 'POST',
+      headers: { 'x-slack-request-timestamp': '1', 'x-slack-signature': 'v0=00' },
+      body: 'payload={}',
+    });
     expect(forged.status).toBe(401);
     expect(runvil.answers).toEqual([]);
   });

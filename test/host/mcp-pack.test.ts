@@ -41,7 +41,10 @@ interface Ran {
   asked: AskContext[];
 }
 
-async function run(lua: string, options: { config?: DeploymentConfig; vars?: Record<string, string>; model?: ScriptedReply[]; answers?: string[]; uses?: string } = {}): Promise<Ran> {
+async function run(
+  lua: string,
+  options: { config?: DeploymentConfig; vars?: Record<string, string>; model?: ScriptedReply[]; answers?: string[]; uses?: string } = {},
+): Promise<Ran> {
   const parsed = prompt(lua, options.uses);
   const cfg = options.config ?? demoConfig(server.url);
   const vars = options.vars ?? {};
@@ -73,14 +76,19 @@ describe('an MCP server as a Pack', () => {
     expect(sum).toMatch(/<untrusted_input_([0-9a-f]+)>\nThe sum of 2 and 3 is 5\.\n<\/untrusted_input_\1>$/);
   });
 
-  it('offers the tools to the model under their wire names and runs the model\'s calls', async () => {
+  it("offers the tools to the model under their wire names and runs the model's calls", async () => {
     const ran = await run(
       `tools.offer({ 'demo/echo', 'demo/get-sum' })
        messages:user('use the tools')
        return models.loop()`,
       {
         model: [
-          { tool_calls: [{ id: 'c1', name: 'demo_echo', arguments: { message: 'hi model' } }, { id: 'c2', name: 'demo_get-sum', arguments: { a: 40, b: 2 } }] },
+          {
+            tool_calls: [
+              { id: 'c1', name: 'demo_echo', arguments: { message: 'hi model' } },
+              { id: 'c2', name: 'demo_get-sum', arguments: { a: 40, b: 2 } },
+            ],
+          },
           { content: 'done' },
         ],
       },
@@ -95,8 +103,11 @@ describe('an MCP server as a Pack', () => {
 
   it('gives structured output (structuredContent) only on a trusted Pack; untrusted gets the text wrapped', async () => {
     const lua = `return tools.call('demo/get-structured-content', { location = 'Chicago' })`;
-    const trusted = await run(`local out = tools.call('demo/get-structured-content', { location = 'Chicago' })
-      return type(out) .. '|' .. tostring(out.temperature ~= nil) .. '|' .. tostring(out.conditions)`, { config: demoConfig(server.url, '    trusted: true\n') });
+    const trusted = await run(
+      `local out = tools.call('demo/get-structured-content', { location = 'Chicago' })
+      return type(out) .. '|' .. tostring(out.temperature ~= nil) .. '|' .. tostring(out.conditions)`,
+      { config: demoConfig(server.url, '    trusted: true\n') },
+    );
     expect(result(trusted)).toMatch(/^table\|true\|\w+/);
     const untrusted = result(await run(lua));
     expect(untrusted).toMatch(/<untrusted_input_[0-9a-f]+>\n\{"temperature":/);
@@ -108,20 +119,24 @@ describe('an MCP server as a Pack', () => {
     expect(image.split('\n')).toContain('[image image/png]');
     expect(image).not.toContain('iVBOR');
     const links = result(await run(`return tools.call('demo/get-resource-links', { count = 2 })`, trusted));
-    expect(links).toBe('Here are 2 resource links to resources available in this server:\n[resource demo://resource/dynamic/blob/1]\n[resource demo://resource/dynamic/text/2]');
+    expect(links).toBe(
+      'Here are 2 resource links to resources available in this server:\n[resource demo://resource/dynamic/blob/1]\n[resource demo://resource/dynamic/text/2]',
+    );
     const embedded = result(await run(`return tools.call('demo/get-resource-reference', {})`, trusted));
     expect(embedded.split('\n')[1]).toBe('[resource demo://resource/dynamic/text/1]');
   });
 
   it('makes a result with isError a tool failure whose message is its text', async () => {
     // The server fetches the URL it is given, and fails: nothing listens on port 1.
-    const text = result(await run(`
+    const text = result(
+      await run(`
       local ok, err = pcall(tools.call, 'demo/gzip-file-as-resource', { name = 'x.gz', data = 'http://127.0.0.1:1/x' })
-      return tostring(ok) .. '|' .. err.kind .. '|' .. tostring(err)`));
+      return tostring(ok) .. '|' .. err.kind .. '|' .. tostring(err)`),
+    );
     expect(text).toBe('false|tool|tool call failure: fetch failed');
   });
 
-  it('checks arguments against the tool\'s schema before the server sees them', async () => {
+  it("checks arguments against the tool's schema before the server sees them", async () => {
     const text = result(await run(`local ok, err = pcall(tools.call, 'demo/echo', { text = 1 }) return err.kind .. '|' .. tostring(err)`));
     expect(text).toBe('tool|tool call failure: demo_echo: missing message argument');
   });
@@ -137,7 +152,10 @@ describe('an MCP server as a Pack', () => {
   });
 
   it('makes an elicitation an operator ask and sends the answer back to the server', async () => {
-    const ran = await run(`return tools.call('demo/trigger-elicitation-request', {})`, { config: demoConfig(server.url, '    trusted: true\n'), answers: ['Ada Lovelace'] });
+    const ran = await run(`return tools.call('demo/trigger-elicitation-request', {})`, {
+      config: demoConfig(server.url, '    trusted: true\n'),
+      answers: ['Ada Lovelace'],
+    });
     expect(ran.asked).toHaveLength(1);
     expect(ran.asked[0]!.question).toBe('Please provide inputs for the following fields:\n\nname: Your full, legal name');
     expect(ran.asked[0]!.effect).toEqual({ chain: '0', seq: 1 });
@@ -160,7 +178,7 @@ describe('an MCP server as a Pack', () => {
     expect(ran.outcome.error.message).toMatch(/^the environment cannot satisfy this prompt:\n- demo is unavailable: the MCP server did not answer \(.+\)$/);
   });
 
-  it('refuses the run naming a missing ${NAME} of the Pack\'s configuration', async () => {
+  it("refuses the run naming a missing ${NAME} of the Pack's configuration", async () => {
     const cfg = config(`packs:\n  everything/demo:\n    mcp:\n      url: "${server.url}"\n      headers: { Authorization: "Bearer \${DEMO_MCP_TOKEN}" }\n`);
     const ran = await run(`return 'never'`, { config: cfg });
     expect(ran.outcome.status === 'failed' && ran.outcome.error.message).toBe(
@@ -172,7 +190,10 @@ describe('an MCP server as a Pack', () => {
 
   it('reads no server for a prompt that does not declare the Pack, and offers none of its tools', async () => {
     const port = await freePort();
-    const ran = await run(`local ok, err = pcall(tools.call, 'demo/echo', { message = 'x' }) return tostring(err.kind)`, { config: demoConfig(`http://127.0.0.1:${port}/mcp`), uses: '[]' });
+    const ran = await run(`local ok, err = pcall(tools.call, 'demo/echo', { message = 'x' }) return tostring(err.kind)`, {
+      config: demoConfig(`http://127.0.0.1:${port}/mcp`),
+      uses: '[]',
+    });
     expect(result(ran)).toBe('unbound_tool');
   });
 

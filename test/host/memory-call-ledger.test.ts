@@ -10,7 +10,10 @@ import { canonicalJson } from '../../src/json/canonical-json.ts';
 import { parseScriptFile } from '../../src/cli/test-file.ts';
 
 const ledger = (delay?: number) =>
-  new MemoryCallLedger({ callback: async (callId) => ({ url: `http://127.0.0.1/${callId}`, token: 't' }), ...(delay !== undefined ? { delay: () => delay } : {}) });
+  new MemoryCallLedger({
+    callback: async (callId) => ({ url: `http://127.0.0.1/${callId}`, token: 't' }),
+    ...(delay !== undefined ? { delay: () => delay } : {}),
+  });
 const open = (calls: MemoryCallLedger, callId = 'tc_1') => calls.open({ callId, tool: 'deploy/start', chain: '0', timeoutSeconds: 60 });
 
 describe('a call in the memory ledger', () => {

@@ -66,7 +66,8 @@ describe('a broken manifest when a run is prepared', () => {
     const prepared = prepareCatalog(prompt('uses: [acme/stats]\n'), [brokenStats], servicesOf());
     expect(prepared).toEqual({
       ok: false,
-      notice: 'the environment cannot satisfy this prompt:\n- stats is unavailable: the Pack\'s manifest is invalid: `tools[0].output` must be "plain" or "structured"',
+      notice:
+        'the environment cannot satisfy this prompt:\n- stats is unavailable: the Pack\'s manifest is invalid: `tools[0].output` must be "plain" or "structured"',
     });
   });
 
@@ -81,9 +82,7 @@ describe('a broken manifest when a run is prepared', () => {
     const brokenWeb = broken({ ...web!.manifest, services: 'runvil/search-provider' });
     const prepared = prepareCatalog(prompt(''), [brokenWeb, ...rest], servicesOf());
     if (!prepared.ok) throw new Error(prepared.notice);
-    expect(prepared.catalog.unavailable).toEqual([
-      { id: 'web', reason: "the Pack's manifest is invalid: `services` must be a list of service names" },
-    ]);
+    expect(prepared.catalog.unavailable).toEqual([{ id: 'web', reason: "the Pack's manifest is invalid: `services` must be a list of service names" }]);
     expect(prepared.catalog.tools.map((tool) => tool.id)).toEqual(['user-input/ask']);
   });
 
@@ -108,38 +107,50 @@ describe('a broken manifest in a run', () => {
 
   it('fails a run that declares it with RequirementsUnmet, and packs.offer of a broken runvil Pack raises its reason', async () => {
     const host = fixtureHost({}, [], []);
-    const declared = await runOnHost(platform, { ...host, packs: [...host.packs, broken({ fqName: 'acme/stats', description: 'd', tools: 'none' })] }, {
-      prompt: lua("return 'ran'", 'uses: [acme/stats]\n'),
-    });
+    const declared = await runOnHost(
+      platform,
+      { ...host, packs: [...host.packs, broken({ fqName: 'acme/stats', description: 'd', tools: 'none' })] },
+      {
+        prompt: lua("return 'ran'", 'uses: [acme/stats]\n'),
+      },
+    );
     expect(errorOf(declared)).toEqual({
       kind: 'RequirementsUnmet',
       message: "the environment cannot satisfy this prompt:\n- stats is unavailable: the Pack's manifest is invalid: `tools` must be a list of tools",
     });
 
     const packs = host.packs.map((pack) => (pack.manifest.fqName === 'runvil/user-input' ? broken({ ...pack.manifest, prelude: 7 }) : pack));
-    const offered = await runOnHost(platform, { ...host, packs }, {
-      prompt: lua("local ok, err = pcall(packs.offer, 'user-input')\nreturn tostring(packs.get('user-input')) .. '|' .. tostring(err)"),
-    });
-    expect(resultOf(offered)).toBe("nil|packs.offer: the user-input Pack is unavailable in this run: the Pack's manifest is invalid: `prelude` must be Lua source text");
+    const offered = await runOnHost(
+      platform,
+      { ...host, packs },
+      {
+        prompt: lua("local ok, err = pcall(packs.offer, 'user-input')\nreturn tostring(packs.get('user-input')) .. '|' .. tostring(err)"),
+      },
+    );
+    expect(resultOf(offered)).toBe(
+      "nil|packs.offer: the user-input Pack is unavailable in this run: the Pack's manifest is invalid: `prelude` must be Lua source text",
+    );
   });
 });
 
 describe('the generated validators', () => {
-  it.each(['src/host/pack-manifest-validator.generated.js', 'src/cli/test-file-validator.generated.js'])('%s is pure ESM with no require() and no eval', (path) => {
-    const code = readFileSync(new URL(path, root), 'utf8');
-    expect(code).not.toMatch(/\brequire\s*\(/);
-    expect(code).not.toMatch(/new Function|\beval\s*\(/);
-    expect(code).toMatch(/^export /m);
-  });
+  it.each(['src/host/pack-manifest-validator.generated.js', 'src/cli/test-file-validator.generated.js'])(
+    '%s is pure ESM with no require() and no eval',
+    (path) => {
+      const code = readFileSync(new URL(path, root), 'utf8');
+      expect(code).not.toMatch(/\brequire\s*\(/);
+      expect(code).not.toMatch(/new Function|\beval\s*\(/);
+      expect(code).toMatch(/^export /m);
+    },
+  );
 
   it('are what scripts/gen-validators.mjs generates now (run npm run gen after editing a schema)', async () => {
     const script: string = new URL('scripts/gen-validators.mjs', root).href;
     const { generateValidators } = (await import(script)) as { generateValidators: () => { path: string; text: string }[] };
     const files = generateValidators();
-    expect(files.map((file) => file.path)).toEqual(expect.arrayContaining([
-      'src/host/pack-manifest-validator.generated.js',
-      'src/cli/test-file-validator.generated.js',
-    ]));
+    expect(files.map((file) => file.path)).toEqual(
+      expect.arrayContaining(['src/host/pack-manifest-validator.generated.js', 'src/cli/test-file-validator.generated.js']),
+    );
     for (const file of files) expect(readFileSync(new URL(file.path, root), 'utf8'), file.path).toBe(file.text);
   });
 });

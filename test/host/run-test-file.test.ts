@@ -10,12 +10,27 @@ import { readTestText } from '../../src/cli/test-file.ts';
 import type { JournalEntry } from '../../src/engine/journal.ts';
 import { runTestFile, splitJournal } from '../../src/host/run-test-file.ts';
 
-const HOSTILE = ['\u0000\u0007 nul and bell', 'line\u2028separator\u2029para', '--- !!js/function "x"', '# not a comment: [a, {b}]', '  leading and trailing  \n\n', "'\"\\", 'émoji 🎉'];
+const HOSTILE = [
+  '\u0000\u0007 nul and bell',
+  'line\u2028separator\u2029para',
+  '--- !!js/function "x"',
+  '# not a comment: [a, {b}]',
+  '  leading and trailing  \n\n',
+  '\'"\\',
+  'émoji 🎉',
+];
 
 const call = (seq: number, tool: string, args: object, answer: JournalEntry['answer'], chain = '0'): JournalEntry => ({
   chain,
   seq,
-  request: { op: 'tool.call', tool, name: tool.replace('/', '_'), args: args as never, origin: { execution: 'r1', section: 'S', caller: 'script' }, call_id: null },
+  request: {
+    op: 'tool.call',
+    tool,
+    name: tool.replace('/', '_'),
+    args: args as never,
+    origin: { execution: 'r1', section: 'S', caller: 'script' },
+    call_id: null,
+  },
   answer,
 });
 
@@ -23,8 +38,18 @@ const journal: JournalEntry[] = [
   call(1, 'user-input/ask', { question: 'Who?\nInjected: yes #' }, { ok: true, value: HOSTILE[1]! }),
   ...HOSTILE.map((text, index) => call(index + 2, 'web/fetch', { url: text }, { ok: true, value: text })),
   call(20, 'web/fetch', { url: 'x' }, { ok: false, error: { kind: 'tool', message: HOSTILE[0]! } }),
-  { chain: '0', seq: 21, request: { op: 'model.round', role: 'default', digest: 'd', request: null }, answer: { ok: true, value: { content: HOSTILE[2]!, tool_calls: [{ id: 'c1', name: 'web_fetch', arguments: { url: HOSTILE[3]! } }], usage: null } } },
-  { chain: '0', seq: 22, request: { op: 'model.round', role: 'default', digest: 'e', request: null }, answer: { ok: false, error: { kind: 'model', message: 'the provider answered 500' } } },
+  {
+    chain: '0',
+    seq: 21,
+    request: { op: 'model.round', role: 'default', digest: 'd', request: null },
+    answer: { ok: true, value: { content: HOSTILE[2]!, tool_calls: [{ id: 'c1', name: 'web_fetch', arguments: { url: HOSTILE[3]! } }], usage: null } },
+  },
+  {
+    chain: '0',
+    seq: 22,
+    request: { op: 'model.round', role: 'default', digest: 'e', request: null },
+    answer: { ok: false, error: { kind: 'model', message: 'the provider answered 500' } },
+  },
 ];
 
 const text = runTestFile({
@@ -48,7 +73,10 @@ describe('a run as a test file', () => {
     expect(file.recorded).toEqual(split.recorded);
     expect(file.recorded.map((entry: { output?: string }) => entry.output).slice(0, HOSTILE.length)).toEqual(HOSTILE);
     expect(file.recorded.at(-1)).toEqual({ tool: 'web/fetch', args: { url: 'x' }, section: 'S', fails: HOSTILE[0] });
-    expect(file.model).toEqual([{ content: HOSTILE[2], tool_calls: [{ id: 'c1', name: 'web_fetch', arguments: { url: HOSTILE[3] } }] }, { fails: 'the provider answered 500' }]);
+    expect(file.model).toEqual([
+      { content: HOSTILE[2], tool_calls: [{ id: 'c1', name: 'web_fetch', arguments: { url: HOSTILE[3] } }] },
+      { fails: 'the provider answered 500' },
+    ]);
     expect(file.args).toEqual({ who: HOSTILE[4] });
     expect(file.seed).toBe('0x10');
     expect(file.source).toContain('Prose with trailing spaces   \n\ttabbed\n');
@@ -64,6 +92,13 @@ describe('a run as a test file', () => {
   it('fits the test file format', async () => {
     const read = await readTestText(text, 'r1.test.yaml', async () => 'no files');
     expect(read.ok).toBe(true);
-    if (read.ok) expect(read.value.recorded[0]).toEqual({ tool: 'web/fetch', args: { url: HOSTILE[0] }, task: '0', section: 'S', outcome: { ok: true, output: HOSTILE[0] } });
+    if (read.ok)
+      expect(read.value.recorded[0]).toEqual({
+        tool: 'web/fetch',
+        args: { url: HOSTILE[0] },
+        task: '0',
+        section: 'S',
+        outcome: { ok: true, output: HOSTILE[0] },
+      });
   });
 });

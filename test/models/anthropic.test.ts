@@ -18,11 +18,21 @@ const LOOP: Answer[] = [
     input_tokens: 11,
     output_tokens: 6,
   }),
-  reply([{ type: 'text', text: 'do' }, { type: 'text', text: 'ne' }], { input_tokens: 30, output_tokens: 1 }),
+  reply(
+    [
+      { type: 'text', text: 'do' },
+      { type: 'text', text: 'ne' },
+    ],
+    { input_tokens: 30, output_tokens: 1 },
+  ),
 ];
 
 const TOOLS = [
-  { name: 'stats_count', description: 'Count the letters of a text', input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
+  {
+    name: 'stats_count',
+    description: 'Count the letters of a text',
+    input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  },
   { name: 'stats_broken', description: 'Always fails', input_schema: { type: 'object', properties: {} } },
   { name: 'grab', description: 'Grab a value', input_schema: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] } },
 ];
@@ -61,7 +71,12 @@ describe('the anthropic provider driving models.loop', () => {
         { role: 'user', content: 'Go.' },
         {
           role: 'assistant',
-          content: [{ type: 'text', text: 'Let me look.' }, use('c1', 'grab', { value: 'x' }), use('c2', 'stats_count', { text: 'abc' }), use('c3', 'stats_broken', {})],
+          content: [
+            { type: 'text', text: 'Let me look.' },
+            use('c1', 'grab', { value: 'x' }),
+            use('c2', 'stats_count', { text: 'abc' }),
+            use('c3', 'stats_broken', {}),
+          ],
         },
         {
           role: 'user',
@@ -146,12 +161,17 @@ describe('a failed anthropic round', () => {
   });
 
   it('retries an overloaded server (529)', async () => {
-    const { outcome } = await runLoop(loopPrompt(WRITER), await serve([{ status: 529, json: { type: 'error', error: { type: 'overloaded_error' } } }, ...LOOP]));
+    const { outcome } = await runLoop(
+      loopPrompt(WRITER),
+      await serve([{ status: 529, json: { type: 'error', error: { type: 'overloaded_error' } } }, ...LOOP]),
+    );
     expect(outcome).toMatchObject({ status: 'completed', result: 'done' });
   });
 
   it('names a reply with no content blocks', async () => {
-    expect(await failure([{ json: { type: 'message', content: [] } }])).toBe('anthropic: the reply has no content blocks (HTTP 200): {"type":"message","content":[]}');
+    expect(await failure([{ json: { type: 'message', content: [] } }])).toBe(
+      'anthropic: the reply has no content blocks (HTTP 200): {"type":"message","content":[]}',
+    );
   });
 
   it('names a body that is not JSON', async () => {
@@ -171,6 +191,9 @@ describe('a failed anthropic round', () => {
       messages: [{ role: 'user', content: 'x' }],
       tools: null,
     });
-    expect(outcome).toEqual({ ok: false, message: 'anthropic: the provider refused the request (HTTP 400): {"error":{"message":"bad request for [redacted]"}}' });
+    expect(outcome).toEqual({
+      ok: false,
+      message: 'anthropic: the provider refused the request (HTTP 400): {"error":{"message":"bad request for [redacted]"}}',
+    });
   });
 });

@@ -27,8 +27,12 @@ describe('runvil run --model', () => {
   });
 
   it('refuses an unknown provider, and --script beside it', () => {
-    expect(usage(['run', 'p.md', '--model', 'gemini:pro'])).toBe('--model: unknown model provider "gemini" in "gemini:pro"; the providers are openai, anthropic and workers-ai');
-    expect(usage(['run', 'p.md', '--model', 'openai:x', '--script', 's.yaml'])).toBe('--model and --script do not go together: --script answers every model round from its file');
+    expect(usage(['run', 'p.md', '--model', 'gemini:pro'])).toBe(
+      '--model: unknown model provider "gemini" in "gemini:pro"; the providers are openai, anthropic and workers-ai',
+    );
+    expect(usage(['run', 'p.md', '--model', 'openai:x', '--script', 's.yaml'])).toBe(
+      '--model and --script do not go together: --script answers every model round from its file',
+    );
   });
 
   it("sends every role's rounds to the model it names, with the environment's key and base address", async () => {
@@ -45,6 +49,8 @@ describe('runvil run --model', () => {
     dir = await tempDir({ 'ask.md': promptText('## Ask\nSay hi.\n') });
     const result = await cli(['run', dir.path('ask.md')], { env: { OPENAI_BASE_URL: server.url, RUNVIL_DEFAULT_MODEL: 'openai:nope' } });
     expect(result.status).toBe(1);
-    expect(result.stderr).toBe(`error[Model]: openai: the model "nope" or the address ${server.url}/chat/completions is unknown (HTTP 404): {"error":{"message":"model not found"}}\n`);
+    expect(result.stderr).toBe(
+      `error[Model]: openai: the model "nope" or the address ${server.url}/chat/completions is unknown (HTTP 404): {"error":{"message":"model not found"}}\n`,
+    );
   });
 });

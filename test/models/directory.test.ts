@@ -61,11 +61,15 @@ describe("a role's {} config", () => {
 
 describe("a role's config that names a provider or a model", () => {
   it('keeps its own model over the default one', async () => {
-    expect(await destination({ OPENAI_API_KEY: 'o', RUNVIL_DEFAULT_MODEL: 'openai:gpt-a' }, { model: 'gpt-b' })).toBe('gpt-b https://api.openai.com/v1/chat/completions');
+    expect(await destination({ OPENAI_API_KEY: 'o', RUNVIL_DEFAULT_MODEL: 'openai:gpt-a' }, { model: 'gpt-b' })).toBe(
+      'gpt-b https://api.openai.com/v1/chat/completions',
+    );
   });
 
   it("takes the Host's default model when it names the default's provider", async () => {
-    expect(await destination({ OPENAI_API_KEY: 'o', RUNVIL_DEFAULT_MODEL: 'openai:gpt-a' }, { provider: 'openai' })).toBe('gpt-a https://api.openai.com/v1/chat/completions');
+    expect(await destination({ OPENAI_API_KEY: 'o', RUNVIL_DEFAULT_MODEL: 'openai:gpt-a' }, { provider: 'openai' })).toBe(
+      'gpt-a https://api.openai.com/v1/chat/completions',
+    );
   });
 
   it("takes its provider's default model when it names another provider", async () => {
@@ -75,19 +79,25 @@ describe("a role's config that names a provider or a model", () => {
   });
 
   it('is refused for a provider this Host does not know', async () => {
-    expect(await destination({ OPENAI_API_KEY: 'o' }, { provider: 'gemini' })).toBe('role "writer" asks for model provider "gemini"; this Host knows openai, anthropic and workers-ai');
+    expect(await destination({ OPENAI_API_KEY: 'o' }, { provider: 'gemini' })).toBe(
+      'role "writer" asks for model provider "gemini"; this Host knows openai, anthropic and workers-ai',
+    );
   });
 
   it('is refused for openai without a key, unless a base address points at a server of its own', async () => {
     expect(await destination({}, { provider: 'openai' })).toBe(
       'role "writer" uses openai, which needs OPENAI_API_KEY in the Host\'s environment (or OPENAI_BASE_URL for a compatible server that needs no key)',
     );
-    expect(await destination({}, { provider: 'openai', model: 'llama3.1:8b', base_url: 'http://localhost:11434/v1/' })).toBe('llama3.1:8b http://localhost:11434/v1/chat/completions');
+    expect(await destination({}, { provider: 'openai', model: 'llama3.1:8b', base_url: 'http://localhost:11434/v1/' })).toBe(
+      'llama3.1:8b http://localhost:11434/v1/chat/completions',
+    );
     expect(await destination({ OPENAI_BASE_URL: 'http://vllm:8000/v1' }, { provider: 'openai' })).toBe('gpt-4o-mini http://vllm:8000/v1/chat/completions');
   });
 
   it('is refused for workers-ai on a Host without the binding', async () => {
-    expect(await destination({ OPENAI_API_KEY: 'o' }, { provider: 'workers-ai' })).toBe('role "writer" uses workers-ai, which needs the Workers AI binding (AI), and this Host has none');
+    expect(await destination({ OPENAI_API_KEY: 'o' }, { provider: 'workers-ai' })).toBe(
+      'role "writer" uses workers-ai, which needs the Workers AI binding (AI), and this Host has none',
+    );
   });
 });
 
@@ -118,7 +128,11 @@ describe('the journal of a round', () => {
   it('does not depend on the model the directory chose, so a run replays under another choice', async () => {
     const server = await modelServer([{ json: { choices: [{ message: { content: 'done' } }] } }]);
     try {
-      const models = modelDirectory({ OPENAI_API_KEY: 'k', OPENAI_BASE_URL: server.url }, {}, { round: fastRounds(), override: { provider: 'openai', model: 'gpt-cli' } });
+      const models = modelDirectory(
+        { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: server.url },
+        {},
+        { round: fastRounds(), override: { provider: 'openai', model: 'gpt-cli' } },
+      );
       const first = await runLoop(loopPrompt('{ provider: anthropic }'), models);
       expect(first.outcome).toMatchObject({ status: 'completed', result: 'done' });
       expect(server.bodies()[0]).toMatchObject({ model: 'gpt-cli' });

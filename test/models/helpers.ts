@@ -41,7 +41,9 @@ export interface ModelServer {
 /** A server on 127.0.0.1 answering each request with the next answer (a 500 once they run out). */
 export async function modelServer(answers: Answer[]): Promise<ModelServer> {
   let next = 0;
-  const server = await startServer((_request, response) => answer(response, answers[next++] ?? { status: 500, json: { error: 'the test has no answer left' } }));
+  const server = await startServer((_request, response) =>
+    answer(response, answers[next++] ?? { status: 500, json: { error: 'the test has no answer left' } }),
+  );
   return { ...server, bodies: () => server.requests.map((request) => JSON.parse(request.body) as unknown) };
 }
 
@@ -131,7 +133,11 @@ export async function runLoop(
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
   const calls: { tool: string; args: Json }[] = [];
   const host = { packs: [statsPack(calls)], models, operator: new ScriptedOperator([]) };
-  const outcome = await runOnHost(await cliPlatform(), host, { prompt: parsed.prompt, seed: 'models', ...(options.journal ? { journal: options.journal } : {}) });
+  const outcome = await runOnHost(await cliPlatform(), host, {
+    prompt: parsed.prompt,
+    seed: 'models',
+    ...(options.journal ? { journal: options.journal } : {}),
+  });
   return { outcome, calls };
 }
 

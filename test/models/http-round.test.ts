@@ -41,7 +41,13 @@ describe('a round over HTTP', () => {
   });
 
   it('tries as many times as it is told', async () => {
-    const outcome = await send([{ status: 500, body: 'x' }, { status: 500, body: 'y' }], fastRounds({ retries: 1 }));
+    const outcome = await send(
+      [
+        { status: 500, body: 'x' },
+        { status: 500, body: 'y' },
+      ],
+      fastRounds({ retries: 1 }),
+    );
     expect(outcome).toEqual({ ok: false, message: 'acme: the provider failed (HTTP 500, after 2 attempts): y' });
   });
 
@@ -66,7 +72,10 @@ describe('a round over HTTP', () => {
     const url = `${server.url}/x`;
     await server.close();
     const outcome = await postJson(post(url), fastRounds({ retries: 0 }));
-    expect(outcome).toMatchObject({ ok: false, message: expect.stringMatching(new RegExp(`^acme: could not reach ${url.replace(/[.]/g, '\\.')} \\(no HTTP status\\): fetch failed`)) });
+    expect(outcome).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(new RegExp(`^acme: could not reach ${url.replace(/[.]/g, '\\.')} \\(no HTTP status\\): fetch failed`)),
+    });
   });
 
   it('ends at once, without retrying, when the run is cancelled', async () => {
@@ -102,7 +111,12 @@ describe('an excerpt of a body', () => {
 
 describe('the waits between attempts', () => {
   it('double from half a second, with a fifth of jitter, up to eight seconds', () => {
-    for (const [retry, base] of [[1, 500], [2, 1000], [3, 2000], [10, 8000]] as const) {
+    for (const [retry, base] of [
+      [1, 500],
+      [2, 1000],
+      [3, 2000],
+      [10, 8000],
+    ] as const) {
       const wait = defaultBackoffMs(retry);
       expect(wait).toBeGreaterThanOrEqual(base * 0.8);
       expect(wait).toBeLessThanOrEqual(base * 1.2);

@@ -35,7 +35,10 @@ describe('the workers-ai provider driving models.loop', () => {
       },
       { response: 'done', tool_calls: [], usage: { prompt_tokens: 9, completion_tokens: 1, total_tokens: 10 } },
     ]);
-    const { outcome, calls } = await runLoop(loopPrompt('{ provider: workers-ai, model: "@cf/meta/test", temperature: 0.1 }'), modelDirectory({}, { ai: binding }));
+    const { outcome, calls } = await runLoop(
+      loopPrompt('{ provider: workers-ai, model: "@cf/meta/test", temperature: 0.1 }'),
+      modelDirectory({}, { ai: binding }),
+    );
     expect(outcome).toMatchObject({ status: 'completed', result: 'done' });
     expect(calls.map((c) => c.tool)).toEqual(['stats/count', 'stats/broken']);
     expect(runs.map((r) => r.model)).toEqual(['@cf/meta/test', '@cf/meta/test']);
@@ -45,7 +48,11 @@ describe('the workers-ai provider driving models.loop', () => {
         { role: 'user', content: 'Go.' },
       ],
       tools: [
-        { name: 'stats_count', description: 'Count the letters of a text', parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
+        {
+          name: 'stats_count',
+          description: 'Count the letters of a text',
+          parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+        },
         { name: 'stats_broken', description: 'Always fails', parameters: { type: 'object', properties: {} } },
         { name: 'grab', description: 'Grab a value', parameters: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] } },
       ],
@@ -53,7 +60,11 @@ describe('the workers-ai provider driving models.loop', () => {
     });
     const fn = (id: string, name: string, args: string) => ({ id, type: 'function', function: { name, arguments: args } });
     expect((runs[1]!.inputs as { messages: unknown[] }).messages.slice(2)).toEqual([
-      { role: 'assistant', content: '', tool_calls: [fn('call_1', 'grab', '{"value":"x"}'), fn('call_2', 'stats_count', '{"text":"abc"}'), fn('call_3', 'stats_broken', '{}')] },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [fn('call_1', 'grab', '{"value":"x"}'), fn('call_2', 'stats_count', '{"text":"abc"}'), fn('call_3', 'stats_broken', '{}')],
+      },
       { role: 'tool', content: 'grabbed x', tool_call_id: 'call_1', name: 'grab' },
       { role: 'tool', content: '3 letters', tool_call_id: 'call_2', name: 'stats_count' },
       { role: 'tool', content: toolResult(outcome, 'call_3'), tool_call_id: 'call_3', name: 'stats_broken' },
@@ -69,7 +80,17 @@ describe('one workers-ai round', () => {
   it('reads the OpenAI-compatible shape, keeping the ids it has', async () => {
     const { binding } = fakeAi([
       {
-        choices: [{ message: { content: 'hm', tool_calls: [{ id: 'abc', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }, { type: 'function', function: { name: 'g', arguments: '{}' } }] } }],
+        choices: [
+          {
+            message: {
+              content: 'hm',
+              tool_calls: [
+                { id: 'abc', type: 'function', function: { name: 'f', arguments: '{"a":1}' } },
+                { type: 'function', function: { name: 'g', arguments: '{}' } },
+              ],
+            },
+          },
+        ],
         usage: { prompt_tokens: 1, completion_tokens: 2 },
       },
     ]);
@@ -87,10 +108,24 @@ describe('one workers-ai round', () => {
   });
 
   it('reads OpenAI-style calls inside the { response, tool_calls } shape, and JSON text arguments', async () => {
-    const { binding } = fakeAi([{ response: '', tool_calls: [{ id: 'z', type: 'function', function: { name: 'f', arguments: '{"q":2}' } }, { name: 'g', arguments: '{"r":3}' }] }]);
+    const { binding } = fakeAi([
+      {
+        response: '',
+        tool_calls: [
+          { id: 'z', type: 'function', function: { name: 'f', arguments: '{"q":2}' } },
+          { name: 'g', arguments: '{"r":3}' },
+        ],
+      },
+    ]);
     expect(await round(workersAiProvider({ binding }))).toEqual({
       ok: true,
-      reply: { content: '', tool_calls: [{ id: 'z', name: 'f', arguments: { q: 2 } }, { id: 'call_2', name: 'g', arguments: { r: 3 } }] },
+      reply: {
+        content: '',
+        tool_calls: [
+          { id: 'z', name: 'f', arguments: { q: 2 } },
+          { id: 'call_2', name: 'g', arguments: { r: 3 } },
+        ],
+      },
     });
   });
 

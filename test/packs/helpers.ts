@@ -24,9 +24,7 @@ export interface TestServer {
 }
 
 /** Starts a server on 127.0.0.1 (a free port) answering with `handler`. */
-export async function startServer(
-  handler: (request: SeenRequest, response: ServerResponse) => unknown,
-): Promise<TestServer> {
+export async function startServer(handler: (request: SeenRequest, response: ServerResponse) => unknown): Promise<TestServer> {
   const requests: SeenRequest[] = [];
   const server = createServer((incoming, response) => {
     const chunks: Buffer[] = [];
@@ -56,9 +54,7 @@ export async function startServer(
 }
 
 /** A ToolContext for one call: services by name, an operator, an optional signal. */
-export function toolContext(
-  options: { services?: Record<string, unknown>; operator?: Operator; signal?: AbortSignal } = {},
-): ToolContext {
+export function toolContext(options: { services?: Record<string, unknown>; operator?: Operator; signal?: AbortSignal } = {}): ToolContext {
   const services = options.services ?? {};
   return {
     runId: 'run-1',

@@ -72,7 +72,9 @@ describe('the runvil Packs on a Host', () => {
 
   it('wrap the search results as untrusted output', async () => {
     const outcome = await run(['web'], ["return tools.call('web/search', { query = 'lua' })"]);
-    expect(outcome).toMatchObject({ result: expect.stringMatching(/<untrusted_input_[0-9a-f]{32}>\n1\. Lua\n {3}https:\/\/www\.lua\.org\/\n {3}The Lua home page\n<\/untrusted_input_/) });
+    expect(outcome).toMatchObject({
+      result: expect.stringMatching(/<untrusted_input_[0-9a-f]{32}>\n1\. Lua\n {3}https:\/\/www\.lua\.org\/\n {3}The Lua home page\n<\/untrusted_input_/),
+    });
   });
 
   it('leave web out, with the chapter reason, on a Host with no search provider', async () => {

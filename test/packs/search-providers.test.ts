@@ -1,11 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  BRAVE_BASE_URL,
-  braveSearchProvider,
-  searchProviderFromEnv,
-  TAVILY_BASE_URL,
-  tavilySearchProvider,
-} from '../../packs/web/index.ts';
+import { BRAVE_BASE_URL, braveSearchProvider, searchProviderFromEnv, TAVILY_BASE_URL, tavilySearchProvider } from '../../packs/web/index.ts';
 import { startServer, type TestServer } from './helpers.ts';
 
 // Shaped like a real Brave web search answer, trimmed to a few fields per result.
@@ -71,8 +65,10 @@ afterEach(async () => {
   server = undefined;
 });
 
-const json = (body: unknown, status = 200) => (_: unknown, response: import('node:http').ServerResponse) =>
-  response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+const json =
+  (body: unknown, status = 200) =>
+  (_: unknown, response: import('node:http').ServerResponse) =>
+    response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 
 describe('the Brave Search provider', () => {
   it('sends a GET to /res/v1/web/search with q, count and the subscription token header', async () => {
@@ -251,9 +247,7 @@ describe('searchProviderFromEnv', () => {
   };
 
   it('chooses Brave when BRAVE_SEARCH_API_KEY is set, even with a Tavily key too', async () => {
-    expect(await endpointOf({ BRAVE_SEARCH_API_KEY: 'b', TAVILY_API_KEY: 't' })).toBe(
-      'https://api.search.brave.com/res/v1/web/search?q=lua&count=1',
-    );
+    expect(await endpointOf({ BRAVE_SEARCH_API_KEY: 'b', TAVILY_API_KEY: 't' })).toBe('https://api.search.brave.com/res/v1/web/search?q=lua&count=1');
   });
 
   it('chooses Tavily when only TAVILY_API_KEY is set', async () => {

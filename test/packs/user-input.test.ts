@@ -5,8 +5,7 @@ import { OPERATOR_WINDOW_CLOSED, ScriptedOperator, type Operator } from '../../s
 import { toolContext } from './helpers.ts';
 import type { Json } from '../../src/json/json.ts';
 
-const ask = (args: Record<string, Json>, operator: Operator) =>
-  userInputPack().call('user-input/ask', args, toolContext({ operator }));
+const ask = (args: Record<string, Json>, operator: Operator) => userInputPack().call('user-input/ask', args, toolContext({ operator }));
 
 describe('user-input/ask', () => {
   it("answers the operator's text", async () => {
@@ -54,10 +53,16 @@ describe('user-input/ask', () => {
   it('refuses choices that are not distinct non-empty strings, and a timeout that is not seconds, without asking', async () => {
     const operator = new ScriptedOperator(['unused']);
     for (const choices of [[], [1], ['a', 'a'], [''], 'yes', ['x'.repeat(201)], Array.from({ length: 26 }, (_, i) => `c${i}`), [null]] as Json[]) {
-      expect(await ask({ question: 'x', choices }, operator)).toEqual({ ok: false, message: 'user-input_ask: choices must be a list of 1 to 25 distinct strings of 1 to 200 characters' });
+      expect(await ask({ question: 'x', choices }, operator)).toEqual({
+        ok: false,
+        message: 'user-input_ask: choices must be a list of 1 to 25 distinct strings of 1 to 200 characters',
+      });
     }
     for (const timeout of [0, -1, '10', 2_592_001, true] as Json[]) {
-      expect(await ask({ question: 'x', timeout }, operator)).toEqual({ ok: false, message: 'user-input_ask: timeout must be a number of seconds above 0 and at most 2592000' });
+      expect(await ask({ question: 'x', timeout }, operator)).toEqual({
+        ok: false,
+        message: 'user-input_ask: timeout must be a number of seconds above 0 and at most 2592000',
+      });
     }
     expect(await ask({}, operator)).toEqual({ ok: true, output: 'unused' });
   });
@@ -118,5 +123,4 @@ describe('the runvil/user-input manifest', () => {
       ].join('\n'),
     );
   });
-
 });

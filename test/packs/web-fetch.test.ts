@@ -1,12 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createPageFetcher,
-  DEFAULT_FETCH_MAX_BYTES,
-  DEFAULT_FETCH_TIMEOUT_MS,
-  MISSING_URL,
-  webPack,
-  type PageFetcher,
-} from '../../packs/web/index.ts';
+import { createPageFetcher, DEFAULT_FETCH_MAX_BYTES, DEFAULT_FETCH_TIMEOUT_MS, MISSING_URL, webPack, type PageFetcher } from '../../packs/web/index.ts';
 import type { Json } from '../../src/json/json.ts';
 import { startServer, toolContext, type TestServer } from './helpers.ts';
 

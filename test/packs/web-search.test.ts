@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  formatResults,
-  MISSING_QUERY,
-  SEARCH_PROVIDER_SERVICE,
-  WEB_MANIFEST,
-  webPack,
-  type SearchProvider,
-} from '../../packs/web/index.ts';
+import { formatResults, MISSING_QUERY, SEARCH_PROVIDER_SERVICE, WEB_MANIFEST, webPack, type SearchProvider } from '../../packs/web/index.ts';
 import type { Json } from '../../src/json/json.ts';
 import { toolContext } from './helpers.ts';
 
@@ -28,11 +21,7 @@ const LUA_RESULTS = [
 ];
 
 const search = (args: { [key: string]: Json }, provider: SearchProvider | undefined, signal?: AbortSignal) =>
-  webPack().call(
-    'web/search',
-    args,
-    toolContext({ services: provider ? { [SEARCH_PROVIDER_SERVICE]: provider } : {}, ...(signal ? { signal } : {}) }),
-  );
+  webPack().call('web/search', args, toolContext({ services: provider ? { [SEARCH_PROVIDER_SERVICE]: provider } : {}, ...(signal ? { signal } : {}) }));
 
 describe('web/search', () => {
   it('formats the provider results as numbered text', async () => {

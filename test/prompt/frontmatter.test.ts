@@ -45,10 +45,7 @@ describe('the frontmatter block', () => {
 
 describe('frontmatter keys', () => {
   it('names each missing required key, without a position', () => {
-    expect(only(['description: d'])).toEqual([
-      'invalid frontmatter: missing required key `name`',
-      'invalid frontmatter: missing required key `runvil`',
-    ]);
+    expect(only(['description: d'])).toEqual(['invalid frontmatter: missing required key `name`', 'invalid frontmatter: missing required key `runvil`']);
     expect(parseErrors(promptText(['description: d']))[0]?.line).toBeUndefined();
   });
 
@@ -70,20 +67,14 @@ describe('frontmatter keys', () => {
   });
 
   it('requires runvil: 0, the language version', () => {
-    expect(only(['name: a', 'description: d', 'runvil: 1'])).toEqual([
-      'invalid frontmatter: `runvil` must be 0 (the language version), got 1',
-    ]);
-    expect(only(['name: a', 'description: d', 'runvil: "0"'])).toEqual([
-      'invalid frontmatter: `runvil` must be 0 (the language version), got "0"',
-    ]);
+    expect(only(['name: a', 'description: d', 'runvil: 1'])).toEqual(['invalid frontmatter: `runvil` must be 0 (the language version), got 1']);
+    expect(only(['name: a', 'description: d', 'runvil: "0"'])).toEqual(['invalid frontmatter: `runvil` must be 0 (the language version), got "0"']);
     expect(parseErrors(promptText(['name: a', 'description: d', 'runvil: 1']))[0]).toMatchObject({ line: 4, column: 9 });
   });
 
   it('requires name to be a slug of 1 to 64 lowercase letters, digits and -', () => {
     const bad = (name: string) => only([`name: ${name}`, 'description: d', 'runvil: 0']);
-    expect(bad('Ask Once')).toEqual([
-      "invalid frontmatter: `name` must be 1 to 64 lowercase letters, digits and '-', such as `ask-once`, got \"Ask Once\"",
-    ]);
+    expect(bad('Ask Once')).toEqual(['invalid frontmatter: `name` must be 1 to 64 lowercase letters, digits and \'-\', such as `ask-once`, got "Ask Once"']);
     expect(bad('a'.repeat(65))).toHaveLength(1);
     expect(bad('123')).toEqual(['invalid frontmatter: `name` must be a string, got 123']);
     expect(parseOk(promptText([`name: ${'a'.repeat(64)}`, 'description: d', 'runvil: 0'])).frontmatter.name).toHaveLength(64);
@@ -148,7 +139,7 @@ describe('args:', () => {
 
   it('refuses a default that does not match the type', () => {
     expect(messages(['args:', '  n: { type: integer, default: 1.5 }', '  b: { type: boolean, default: "yes" }'])).toEqual([
-      'invalid frontmatter: `args.n.default` must be an integer to match the arg\'s type, got 1.5',
+      "invalid frontmatter: `args.n.default` must be an integer to match the arg's type, got 1.5",
       'invalid frontmatter: `args.b.default` must be a boolean to match the arg\'s type, got "yes"',
     ]);
   });
@@ -166,7 +157,7 @@ describe('frontmatter errors together', () => {
     const errors = parsePrompt(promptText(['runvil: 2', 'name: X', 'uses: [web, web]']), 'f.md');
     expect(!errors.ok && errors.errors.map((e) => [e.line, e.message])).toEqual([
       [2, 'invalid frontmatter: `runvil` must be 0 (the language version), got 2'],
-      [3, "invalid frontmatter: `name` must be 1 to 64 lowercase letters, digits and '-', such as `ask-once`, got \"X\""],
+      [3, 'invalid frontmatter: `name` must be 1 to 64 lowercase letters, digits and \'-\', such as `ask-once`, got "X"'],
       [undefined, 'invalid frontmatter: missing required key `description`'],
       [undefined, 'invalid frontmatter: Pack id web is declared more than once under uses'],
     ]);

@@ -4,8 +4,7 @@ import { parseErrors, parseOk, withBody } from './helpers.ts';
 
 // withBody puts the body's first line on file line 6.
 const FENCE = '```';
-const bodyErrors = (body: readonly string[]) =>
-  parseErrors(withBody(body)).map((e) => ({ kind: e.kind, message: e.message, line: e.line }));
+const bodyErrors = (body: readonly string[]) => parseErrors(withBody(body)).map((e) => ({ kind: e.kind, message: e.message, line: e.line }));
 
 describe('the prompt in the spec’s first example', () => {
   it('parses Ask once into its title, one section and one Lua block', () => {
@@ -109,9 +108,7 @@ describe('## sections', () => {
   });
 
   it('refuses an empty heading', () => {
-    expect(bodyErrors(['# T', '##   '])).toEqual([
-      { kind: 'Prompt', message: 'a `##` heading needs a section name, such as `## Ask`', line: 7 },
-    ]);
+    expect(bodyErrors(['# T', '##   '])).toEqual([{ kind: 'Prompt', message: 'a `##` heading needs a section name, such as `## Ask`', line: 7 }]);
   });
 
   it('keeps ### and deeper headings in the prose', () => {
@@ -121,9 +118,7 @@ describe('## sections', () => {
 
 describe('fences', () => {
   it('hide # and ## lines inside any fenced block, whatever its info string or character', () => {
-    const prompt = parseOk(
-      withBody(['# T', '## Ask', FENCE + 'md', '# not a title', '## not a section', FENCE, '~~~', '## nor this', '~~~']),
-    );
+    const prompt = parseOk(withBody(['# T', '## Ask', FENCE + 'md', '# not a title', '## not a section', FENCE, '~~~', '## nor this', '~~~']));
     expect(prompt.sections).toHaveLength(1);
     expect(prompt.sections[0]?.prose).toBe('```md\n# not a title\n## not a section\n```\n~~~\n## nor this\n~~~');
   });
@@ -134,9 +129,7 @@ describe('fences', () => {
   });
 
   it('close only on the same character, at least as long, with nothing after it', () => {
-    const prompt = parseOk(
-      withBody(['# T', '## Ask', '````lua', 'a = "```"', '```', '~~~~', '`````  ', 'after']),
-    );
+    const prompt = parseOk(withBody(['# T', '## Ask', '````lua', 'a = "```"', '```', '~~~~', '`````  ', 'after']));
     expect(prompt.sections[0]?.prologue[0]?.source).toBe('a = "```"\n```\n~~~~');
     expect(prompt.sections[0]?.prose).toBe('after');
   });

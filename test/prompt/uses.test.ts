@@ -46,9 +46,7 @@ describe('Errors in the uses: key', () => {
 
   it('fails a trailing or doubled / with the empty-segment reason', () => {
     expect(messages(['uses: [web/]'])).toEqual(['invalid frontmatter: invalid uses entry `web/`: segments must not be empty']);
-    expect(messages(['uses: [acme//web]'])).toEqual([
-      'invalid frontmatter: invalid uses entry `acme//web`: segments must not be empty',
-    ]);
+    expect(messages(['uses: [acme//web]'])).toEqual(['invalid frontmatter: invalid uses entry `acme//web`: segments must not be empty']);
   });
 
   it('gives a malformed entry its own line and column', () => {
@@ -67,16 +65,12 @@ describe('Errors in the uses: key', () => {
   });
 
   it('fails a uses: that is not a list', () => {
-    expect(messages(['uses: web'])).toEqual([
-      'invalid frontmatter: `uses` must be a list of Pack ids, such as [web, user-input], got "web"',
-    ]);
+    expect(messages(['uses: web'])).toEqual(['invalid frontmatter: `uses` must be a list of Pack ids, such as [web, user-input], got "web"']);
   });
 
   it('fails a repeated Pack id with no line or column', () => {
     const errors = frontmatterErrors(['uses: [web, web]']);
-    expect(errors).toEqual([
-      { kind: 'Frontmatter', message: 'invalid frontmatter: Pack id web is declared more than once under uses', file: 'test.md' },
-    ]);
+    expect(errors).toEqual([{ kind: 'Frontmatter', message: 'invalid frontmatter: Pack id web is declared more than once under uses', file: 'test.md' }]);
   });
 
   it('names web for [web, acme/web] and [web, runvil/web], because vendors do not matter', () => {
@@ -86,9 +80,7 @@ describe('Errors in the uses: key', () => {
   });
 
   it('names the Pack id whose second appearance comes first: [web, user-input, user-input, web] names user-input', () => {
-    expect(messages(['uses: [web, user-input, user-input, web]'])).toEqual([
-      'invalid frontmatter: Pack id user-input is declared more than once under uses',
-    ]);
+    expect(messages(['uses: [web, user-input, user-input, web]'])).toEqual(['invalid frontmatter: Pack id user-input is declared more than once under uses']);
   });
 
   it('reports every malformed entry, not only the first', () => {

@@ -11,7 +11,10 @@ import { API_TOKEN, call, getRun, json, until } from './app/client.ts';
 import { ARM_ASKS, DESK } from './app/prompts.ts';
 
 beforeAll(async () => {
-  for (const [name, body] of [['arm-asks', ARM_ASKS], ['desk', DESK]] as const) {
+  for (const [name, body] of [
+    ['arm-asks', ARM_ASKS],
+    ['desk', DESK],
+  ] as const) {
     const response = await call('PUT', `/prompts/${name}`, { body });
     expect([200, 201]).toContain(response.status);
   }
@@ -46,7 +49,7 @@ describe('a fanout whose three arms each ask an operator', () => {
     expect(other.asks.map((ask) => ask.token)).not.toContain(asks[0]!.token);
   });
 
-  it('refuses each operator\'s token on every other ask, of this run and of another, with 401, changing nothing', async () => {
+  it("refuses each operator's token on every other ask, of this run and of another, with 401, changing nothing", async () => {
     const before = await getRun(runId);
     for (const [i, ask] of asks.entries()) {
       for (const [j, target] of asks.entries()) {
@@ -67,7 +70,21 @@ describe('a fanout whose three arms each ask an operator', () => {
   it('refuses tokens that are nearly right (one digit changed, upper case, cut, lengthened, the API token) with 401', async () => {
     const token = asks[0]!.token!;
     const flip = (t: string, at: number) => t.slice(0, at) + (t[at] === '0' ? '1' : '0') + t.slice(at + 1);
-    const variants = [flip(token, 0), flip(token, 63), flip(token, 31), token.toUpperCase(), token.slice(0, 63), token + '0', token.slice(1) + token[0], `${token} ${token}`, `${API_TOKEN}x`, API_TOKEN.slice(0, -1), 'x'.repeat(64), '0'.repeat(64), 'Z'.repeat(5000)];
+    const variants = [
+      flip(token, 0),
+      flip(token, 63),
+      flip(token, 31),
+      token.toUpperCase(),
+      token.slice(0, 63),
+      token + '0',
+      token.slice(1) + token[0],
+      `${token} ${token}`,
+      `${API_TOKEN}x`,
+      API_TOKEN.slice(0, -1),
+      'x'.repeat(64),
+      '0'.repeat(64),
+      'Z'.repeat(5000),
+    ];
     for (const variant of variants) {
       const response = await answer(runId, asks[0]!.ask_id, { answer: 'hijack' }, variant);
       expect(response.status, variant).toBe(401);
@@ -76,7 +93,7 @@ describe('a fanout whose three arms each ask an operator', () => {
     expect((await getRun(runId)).pending).toHaveLength(3);
   });
 
-  it('answers each operator with their own ask and the run\'s status: no other ask\'s token, no result', async () => {
+  it("answers each operator with their own ask and the run's status: no other ask's token, no result", async () => {
     for (const [i, ask] of asks.entries()) {
       // The last answer ends the run; ?wait= lets the response come after the end.
       const response = await answer(runId, ask.ask_id, { answer: `c${i}`, answered_by: `operator ${i}` }, ask.token, '?wait=10');
@@ -95,21 +112,33 @@ describe('a fanout whose three arms each ask an operator', () => {
     expect(done.result).toBe('sky=c0,grass=c1,sun=c2|colours/grass.txt,colours/sky.txt,colours/sun.txt');
   });
 
-  it('keeps answered_by in each ask\'s answered event', async () => {
+  it("keeps answered_by in each ask's answered event", async () => {
     const text = await (await call('GET', `/runs/${runId}/events`)).text();
-    const answered = text.split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6))).filter((event) => event.type === 'ask_answered');
-    expect(answered.map(({ ask_id, task, answered_by }) => ({ ask_id, task, answered_by }))).toEqual(asks.map((ask, i) => ({ ask_id: ask.ask_id, task: ask.task, answered_by: `operator ${i}` })));
+    const answered = text
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice(6)))
+      .filter((event) => event.type === 'ask_answered');
+    expect(answered.map(({ ask_id, task, answered_by }) => ({ ask_id, task, answered_by }))).toEqual(
+      asks.map((ask, i) => ({ ask_id: ask.ask_id, task: ask.task, answered_by: `operator ${i}` })),
+    );
   });
 
   it('takes the same answer again with the same response, refuses another with 409, for the token and the API token alike', async () => {
     const ask = asks[1]!;
     const again = await json(await answer(runId, ask.ask_id, { answer: 'c1' }, ask.token), 200);
     expect(again).toEqual({ ask: { ...ask, status: 'answered' }, run: { run_id: runId, status: 'completed' } });
-    expect(await json<RunView>(await answer(runId, ask.ask_id, { answer: 'c1' }), 200)).toMatchObject({ run_id: runId, status: 'completed', result: expect.any(String) });
+    expect(await json<RunView>(await answer(runId, ask.ask_id, { answer: 'c1' }), 200)).toMatchObject({
+      run_id: runId,
+      status: 'completed',
+      result: expect.any(String),
+    });
     for (const token of [ask.token, undefined]) {
       const refused = await answer(runId, ask.ask_id, { answer: 'c9' }, token);
       expect(refused.status).toBe(409);
-      expect(await refused.json()).toEqual({ error: { message: expect.stringMatching(/^ask 0\.f0\.2-1 was already answered \(at .*\) with another answer; an answer is taken once$/) } });
+      expect(await refused.json()).toEqual({
+        error: { message: expect.stringMatching(/^ask 0\.f0\.2-1 was already answered \(at .*\) with another answer; an answer is taken once$/) },
+      });
     }
   });
 });

@@ -13,9 +13,11 @@ beforeAll(async () => {
   await json(await call('PUT', '/prompts/desk', { body: DESK }), 201);
 });
 
-const start = async (): Promise<string> => (await json<{ run_id: string }>(await call('POST', '/prompts/desk/runs', { body: { args: { topic: 'the app' }, seed: 's1' } }), 202)).run_id;
+const start = async (): Promise<string> =>
+  (await json<{ run_id: string }>(await call('POST', '/prompts/desk/runs', { body: { args: { topic: 'the app' }, seed: 's1' } }), 202)).run_id;
 /** Answers an ask; `token` undefined sends the API token, null none. */
-const answer = (runId: string, askId: string, text: string, token?: string | null) => call('POST', `/runs/${runId}/asks/${askId}`, { body: { answer: text }, token });
+const answer = (runId: string, askId: string, text: string, token?: string | null) =>
+  call('POST', `/runs/${runId}/asks/${askId}`, { body: { answer: text }, token });
 
 describe('a run that asks the operator', () => {
   let runId: string;
@@ -28,22 +30,34 @@ describe('a run that asks the operator', () => {
 
   it('suspends with the ask pending, its question, time and own token', () => {
     expect(first.status).toBe('suspended');
-    expect(first.pending).toEqual([{
-      kind: 'ask', ask_id: '0-3', run_id: runId, prompt: 'desk', task: '0', question: 'Who owns the app?', choices: null,
-      asked_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), expires_at: null, token: expect.stringMatching(/^[0-9a-f]{64}$/),
-      answer_url: `https://runvil.test/runs/${runId}/asks/0-3`,
-    }]);
+    expect(first.pending).toEqual([
+      {
+        kind: 'ask',
+        ask_id: '0-3',
+        run_id: runId,
+        prompt: 'desk',
+        task: '0',
+        question: 'Who owns the app?',
+        choices: null,
+        asked_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        expires_at: null,
+        token: expect.stringMatching(/^[0-9a-f]{64}$/),
+        answer_url: `https://runvil.test/runs/${runId}/asks/0-3`,
+      },
+    ]);
   });
 
-  it('refuses an answer without credentials or with a token that is not the ask\'s (401), changing nothing', async () => {
+  it("refuses an answer without credentials or with a token that is not the ask's (401), changing nothing", async () => {
     expect((await answer(runId, '0-3', 'Eve', null)).status).toBe(401);
     const refused = await answer(runId, '0-3', 'Eve', 'not-the-token');
     expect(refused.status).toBe(401);
-    expect((await refused.json()) as object).toEqual({ error: { message: 'wrong token: send the API token, or the answer token of this ask (an ask token answers its own ask only)' } });
+    expect((await refused.json()) as object).toEqual({
+      error: { message: 'wrong token: send the API token, or the answer token of this ask (an ask token answers its own ask only)' },
+    });
     expect(await getRun(runId)).toEqual(first);
   });
 
-  it('answers 404 for an unknown ask or run to the API token, and 401 to the ask\'s token, which opens no other', async () => {
+  it("answers 404 for an unknown ask or run to the API token, and 401 to the ask's token, which opens no other", async () => {
     expect((await answer(runId, '0-99', 'x')).status).toBe(404);
     expect((await answer('f'.repeat(64), '0-3', 'x')).status).toBe(404);
     expect((await answer('nope', '0-3', 'x')).status).toBe(404);
@@ -64,9 +78,12 @@ describe('a run that asks the operator', () => {
     expect(second.pending[0]!.token).not.toBe(first.pending[0]!.token);
   });
 
-  it('takes the same answer again as a retry (200), refuses another with 409, and the first ask\'s token on the second ask with 401', async () => {
+  it("takes the same answer again as a retry (200), refuses another with 409, and the first ask's token on the second ask with 401", async () => {
     const before = await getRun(runId);
-    expect(await json(await answer(runId, '0-3', 'Ada', first.pending[0]!.token), 200)).toEqual({ ask: { ...first.pending[0], status: 'answered' }, run: { run_id: runId, status: 'suspended' } });
+    expect(await json(await answer(runId, '0-3', 'Ada', first.pending[0]!.token), 200)).toEqual({
+      ask: { ...first.pending[0], status: 'answered' },
+      run: { run_id: runId, status: 'suspended' },
+    });
     const duplicate = await answer(runId, '0-3', 'Eve', first.pending[0]!.token);
     expect(duplicate.status).toBe(409);
     expect(((await duplicate.json()) as { error: { message: string } }).error.message).toMatch(/^ask 0-3 was already answered \(at .*\) with another answer/);
@@ -99,7 +116,9 @@ describe('a run that asks the operator', () => {
     await json(await call('POST', `/runs/${run_id}/cancel`), 200);
     const closed = await answer(run_id, '0-3', 'late');
     expect(closed.status).toBe(409);
-    expect(((await closed.json()) as { error: { message: string } }).error.message).toBe('ask 0-3 is no longer pending: the run has ended (cancelled), so the answer is stale');
+    expect(((await closed.json()) as { error: { message: string } }).error.message).toBe(
+      'ask 0-3 is no longer pending: the run has ended (cancelled), so the answer is stale',
+    );
     expect(await getRun(runId)).toEqual(before);
   });
 });

@@ -29,10 +29,12 @@ describe('PUT /prompts/:name with a prompt that does not parse', () => {
     expect(await kvKeys()).toEqual(before);
   });
 
-  it('answers 400 when the frontmatter name is not the URL\'s', async () => {
+  it("answers 400 when the frontmatter name is not the URL's", async () => {
     const response = await call('PUT', '/prompts/other', { body: GREET });
     expect(response.status).toBe(400);
-    expect(((await response.json()) as { error: { message: string } }).error.message).toBe('the prompt\'s frontmatter names it "greet", but it is deployed as "other"; the two must match');
+    expect(((await response.json()) as { error: { message: string } }).error.message).toBe(
+      'the prompt\'s frontmatter names it "greet", but it is deployed as "other"; the two must match',
+    );
     expect(await testEnv.RUNVIL_KV.get('prompts/other')).toBeNull();
   });
 
@@ -48,7 +50,9 @@ describe('a body over 1 MiB', () => {
     const huge = GREET + '\n<!-- ' + 'x'.repeat(1024 * 1024) + ' -->\n';
     const put = await call('PUT', '/prompts/greet', { body: huge });
     expect(put.status).toBe(413);
-    expect(((await put.json()) as { error: { message: string } }).error.message).toBe('the request body is larger than 1048576 bytes (1 MiB), the most this API accepts');
+    expect(((await put.json()) as { error: { message: string } }).error.message).toBe(
+      'the request body is larger than 1048576 bytes (1 MiB), the most this API accepts',
+    );
     expect(await testEnv.RUNVIL_KV.get('prompts/greet')).toBe(GREET);
     const run = await call('POST', '/prompts/greet/runs', { body: JSON.stringify({ args: { name: 'x'.repeat(1024 * 1024) } }) });
     expect(run.status).toBe(413);
@@ -68,13 +72,14 @@ describe('args that do not fit the prompt', () => {
   };
 
   it('answer 400 naming the field of the wrong type', () => refused({ args: { times: 'many' } }, 'times', 'args.times: times takes an integer, got "many"'));
-  it('answer 400 naming an undeclared field', () => refused({ args: { colour: 'red' } }, 'colour', 'unknown arg `colour`: the prompt declares `name`, `times`'));
+  it('answer 400 naming an undeclared field', () =>
+    refused({ args: { colour: 'red' } }, 'colour', 'unknown arg `colour`: the prompt declares `name`, `times`'));
   it('answer 400 when args is not an object', () => refused({ args: [1] }, 'args', /^`args` must be a JSON object/));
   it('answer 400 for a field the body does not take', () => refused({ arguments: {} }, 'arguments', /unknown field `arguments`/));
   it('answer 400 for a body that is not JSON', async () => {
     const response = await call('POST', '/prompts/greet/runs', { body: '{not json' });
     expect(response.status).toBe(400);
-    expect(((await response.json()) as { error: { message: string } }).error.message).toBe("the request body is not valid JSON");
+    expect(((await response.json()) as { error: { message: string } }).error.message).toBe('the request body is not valid JSON');
   });
   it('answer 400 for a ?wait= out of range', async () => {
     expect((await call('POST', '/prompts/greet/runs?wait=600', { body: {} })).status).toBe(400);

@@ -183,8 +183,7 @@ export async function runTour(platform: LuaPlatform): Promise<TourSummary> {
     modelMessages: (provider.requests[0] as { messages?: unknown } | undefined)?.messages ?? null,
     replay: {
       status: replay.status,
-      sameResult:
-        replay.status === 'completed' && first.status === 'completed' && replay.result === first.result,
+      sameResult: replay.status === 'completed' && first.status === 'completed' && replay.result === first.result,
       sameEvents: JSON.stringify(replay.events) === JSON.stringify(first.events),
       harnessCalls,
     },

@@ -16,10 +16,14 @@ beforeAll(async () => {
 });
 
 const stubOf = (runId: string) => testEnv.RUNS.get(testEnv.RUNS.idFromString(runId)) as unknown as object;
-const startRun = async (prompt: string) => (await json<{ run_id: string }>(await call('POST', `/prompts/${prompt}/runs`, { body: { seed: 'sse' } }), 202)).run_id;
+const startRun = async (prompt: string) =>
+  (await json<{ run_id: string }>(await call('POST', `/prompts/${prompt}/runs`, { body: { seed: 'sse' } }), 202)).run_id;
 
 /** Reads server-sent events from a response until `stop` says so or the stream ends. */
-async function readEvents(response: Response, stop: (event: StreamEvent) => boolean = () => false): Promise<{ events: StreamEvent[]; ids: string[]; ended: boolean }> {
+async function readEvents(
+  response: Response,
+  stop: (event: StreamEvent) => boolean = () => false,
+): Promise<{ events: StreamEvent[]; ids: string[]; ended: boolean }> {
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
   const events: StreamEvent[] = [];
@@ -69,7 +73,14 @@ describe('GET /runs/:id/events', () => {
     expect(times).toEqual([...times].sort((a, b) => a - b));
     const types = events.map((e) => e.type);
     expect(types.slice(0, 2)).toEqual(['run_started', 'section_entered']);
-    expect(types.filter((t) => ['ask_pending', 'run_suspended', 'run_resumed'].includes(t))).toEqual(['ask_pending', 'run_suspended', 'run_resumed', 'ask_pending', 'run_suspended', 'run_resumed']);
+    expect(types.filter((t) => ['ask_pending', 'run_suspended', 'run_resumed'].includes(t))).toEqual([
+      'ask_pending',
+      'run_suspended',
+      'run_resumed',
+      'ask_pending',
+      'run_suspended',
+      'run_resumed',
+    ]);
     expect(types.at(-1)).toBe('run_completed');
     expect(events.find((e) => e.type === 'ask_pending')).toMatchObject({ ask_id: '0-3', question: 'Who owns the launch?' });
 
@@ -89,7 +100,12 @@ describe('POST /runs/:id/cancel', () => {
     const runId = await startRun('waiter');
     const waiting = await settled(runId);
     const view = await json(await call('POST', `/runs/${runId}/cancel`, { body: { reason: 'no longer needed' } }), 200);
-    expect(view).toMatchObject({ status: 'cancelled', pending: [], result: null, error: { kind: 'Cancelled', message: 'the run was cancelled: no longer needed' } });
+    expect(view).toMatchObject({
+      status: 'cancelled',
+      pending: [],
+      result: null,
+      error: { kind: 'Cancelled', message: 'the run was cancelled: no longer needed' },
+    });
     expect((await call('POST', `/runs/${runId}/asks/0-1`, { body: { answer: 'late' }, token: waiting.pending[0]!.token })).status).toBe(409);
     const again = await call('POST', `/runs/${runId}/cancel`);
     expect(again.status).toBe(409);
@@ -120,7 +136,13 @@ describe('POST /runs/:id/cancel', () => {
  */
 async function alarmAtDeadline(runId: string): Promise<void> {
   for (let i = 0; i < 500; i++) {
-    const [alarm, deadline] = await runInDurableObject(stubOf(runId), async (_instance: unknown, state: { storage: { kv: { get(k: string): any }; getAlarm(): Promise<number | null> } }) => [await state.storage.getAlarm(), state.storage.kv.get('meta').deadline_at]);
+    const [alarm, deadline] = await runInDurableObject(
+      stubOf(runId),
+      async (_instance: unknown, state: { storage: { kv: { get(k: string): any }; getAlarm(): Promise<number | null> } }) => [
+        await state.storage.getAlarm(),
+        state.storage.kv.get('meta').deadline_at,
+      ],
+    );
     if (alarm === deadline) return;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
@@ -132,10 +154,13 @@ describe('the run alarm', () => {
     const runId = await startRun('waiter');
     await settled(runId);
     await alarmAtDeadline(runId);
-    await runInDurableObject(stubOf(runId), (_instance: unknown, state: { storage: { kv: { get(k: string): any; put(k: string, v: unknown): void }; getAlarm(): Promise<number | null> } }) => {
-      const meta = state.storage.kv.get('meta');
-      state.storage.kv.put('meta', { ...meta, deadline_at: Date.now() - 1 });
-    });
+    await runInDurableObject(
+      stubOf(runId),
+      (_instance: unknown, state: { storage: { kv: { get(k: string): any; put(k: string, v: unknown): void }; getAlarm(): Promise<number | null> } }) => {
+        const meta = state.storage.kv.get('meta');
+        state.storage.kv.put('meta', { ...meta, deadline_at: Date.now() - 1 });
+      },
+    );
     await dropObjects();
     expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
     const view = await getRun(runId);
@@ -155,7 +180,7 @@ describe('the run alarm', () => {
 });
 
 describe('GET /runs/:id/files/*', () => {
-  it('reads a run\'s file, lists its files, and answers 404 for a missing file or run', async () => {
+  it("reads a run's file, lists its files, and answers 404 for a missing file or run", async () => {
     const runId = await startRun('desk');
     await settled(runId);
     expect(await (await call('GET', `/runs/${runId}/files/log.txt`)).text()).toBe('start\n');

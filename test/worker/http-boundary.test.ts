@@ -14,7 +14,11 @@ const RUN = 'd'.repeat(64);
 const message = async (response: Response) => ((await response.json()) as { error: { message: string } }).error.message;
 
 beforeAll(async () => {
-  for (const [name, body] of [['greet', GREET], ['desk', DESK]] as const) expect([200, 201]).toContain((await call('PUT', `/prompts/${name}`, { body })).status);
+  for (const [name, body] of [
+    ['greet', GREET],
+    ['desk', DESK],
+  ] as const)
+    expect([200, 201]).toContain((await call('PUT', `/prompts/${name}`, { body })).status);
 });
 
 describe('a path whose percent-encoding does not decode', () => {
@@ -65,7 +69,14 @@ describe('a body of the wrong shape', () => {
 
   it('is refused with 400 when it is JSON but not an object', async () => {
     for (const path of routes()) {
-      for (const [body, shape] of [['[]', 'an array'], ['[1,2]', 'an array'], ['7', 'a number'], ['"text"', 'a string'], ['null', 'null'], ['true', 'a boolean']]) {
+      for (const [body, shape] of [
+        ['[]', 'an array'],
+        ['[1,2]', 'an array'],
+        ['7', 'a number'],
+        ['"text"', 'a string'],
+        ['null', 'null'],
+        ['true', 'a boolean'],
+      ]) {
         const response = await call('POST', path, { body });
         expect(response.status, `${path} ${body}`).toBe(400);
         expect(await message(response)).toBe(`the request body must be a JSON object, not ${shape}`);
@@ -73,7 +84,7 @@ describe('a body of the wrong shape', () => {
     }
   });
 
-  it('is refused with 400 when it is not JSON at all, without the parser\'s own message', async () => {
+  it("is refused with 400 when it is not JSON at all, without the parser's own message", async () => {
     for (const path of routes()) {
       for (const body of ['{', '{"a":}', "{'a':1}", '\u0000', '{"answer":"x"} trailing']) {
         const response = await call('POST', path, { body });
@@ -85,7 +96,12 @@ describe('a body of the wrong shape', () => {
 
   it('is refused with 400 when it nests 100,000 levels deep (or just past 64), never a stack overflow', async () => {
     for (const path of routes()) {
-      for (const body of ['['.repeat(100_000) + ']'.repeat(100_000), `{"args":${'['.repeat(100_000)}${']'.repeat(100_000)}}`, `{"answer":${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}}`, `{"args":{"name":${'['.repeat(64)}${']'.repeat(64)}}}`]) {
+      for (const body of [
+        '['.repeat(100_000) + ']'.repeat(100_000),
+        `{"args":${'['.repeat(100_000)}${']'.repeat(100_000)}}`,
+        `{"answer":${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}}`,
+        `{"args":{"name":${'['.repeat(64)}${']'.repeat(64)}}}`,
+      ]) {
         const response = await call('POST', path, { body });
         const text = await response.text();
         expect(response.status, text.slice(0, 200)).toBe(400);
@@ -130,10 +146,30 @@ describe('a body of the wrong shape', () => {
 describe('an unexpected failure inside a route', () => {
   const app = createApp();
   const throwers: [string, () => never][] = [
-    ['type-error', () => { throw new TypeError('text.charCodeAt is not a function'); }],
-    ['range-error', () => { throw new RangeError('Maximum call stack size exceeded'); }],
-    ['string', () => { throw 'secret internal detail'; }],
-    ['object', () => { throw { message: 'at RunObject.answer (run-object.ts:99)' }; }],
+    [
+      'type-error',
+      () => {
+        throw new TypeError('text.charCodeAt is not a function');
+      },
+    ],
+    [
+      'range-error',
+      () => {
+        throw new RangeError('Maximum call stack size exceeded');
+      },
+    ],
+    [
+      'string',
+      () => {
+        throw 'secret internal detail';
+      },
+    ],
+    [
+      'object',
+      () => {
+        throw { message: 'at RunObject.answer (run-object.ts:99)' };
+      },
+    ],
   ];
   for (const [name, thrower] of throwers) app.get(`/boom/${name}`, thrower);
   app.get('/boom/overflow', () => {

@@ -73,7 +73,10 @@ const getView = async (runId: string): Promise<View> => json<View>(await call('G
 /** How many journal entries the run's storage holds, read without a request that would wake the run. */
 async function journalLength(runId: string): Promise<number> {
   const stub = testEnv.RUNS.get(testEnv.RUNS.idFromString(runId));
-  return runInDurableObject(stub, async (_instance: unknown, state: { storage: { kv: { get(key: string): { journal: number } } } }) => state.storage.kv.get('progress').journal);
+  return runInDurableObject(
+    stub,
+    async (_instance: unknown, state: { storage: { kv: { get(key: string): { journal: number } } } }) => state.storage.kv.get('progress').journal,
+  );
 }
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -102,7 +105,8 @@ async function receivedCall(runId: string, count = 1) {
 }
 
 /** Posts a result to a call's callback; `token` undefined sends the API token, null none. */
-const postResult = (runId: string, callId: string, body: unknown, token?: string | null) => call('POST', `/runs/${runId}/tool-results/${callId}`, { body, token });
+const postResult = (runId: string, callId: string, body: unknown, token?: string | null) =>
+  call('POST', `/runs/${runId}/tool-results/${callId}`, { body, token });
 
 const events = async (runId: string): Promise<StreamEvent[]> => {
   const text = await (await call('GET', `/runs/${runId}/events`)).text();
@@ -134,7 +138,10 @@ describe('tokens of one run', () => {
     await json(await postResult(runId, body.call_id, { output: { not: 'text' } }, body.callback_token), 200);
     // deploy/start is a plain tool: an output that is not text is the call's failure, and the run's.
     const done = await until(runId, (view) => view.status !== 'suspended' && view.status !== 'running');
-    expect(done).toMatchObject({ status: 'failed', error: { kind: 'Tool', message: expect.stringContaining("deploy/start: the tool service's output is not text (a plain tool's output is a string)") } });
+    expect(done).toMatchObject({
+      status: 'failed',
+      error: { kind: 'Tool', message: expect.stringContaining("deploy/start: the tool service's output is not text (a plain tool's output is a string)") },
+    });
   });
 });
 
@@ -152,7 +159,7 @@ describe('a call whose service answers 202', () => {
     token = got.body.callback_token;
   });
 
-  it('is a POST signed with the Pack\'s secret, webhook-id the call id, with the documented body', async () => {
+  it("is a POST signed with the Pack's secret, webhook-id the call id, with the documented body", async () => {
     const got = await receivedCall(runId);
     expect(got.webhookId).toBe(callId);
     expect(callId).toMatch(/^tc_[0-9a-f]{32}$/);
@@ -172,7 +179,9 @@ describe('a call whose service answers 202', () => {
 
   it('suspends the run with the call in pending, kind "tool"', () => {
     expect(waiting.status).toBe('suspended');
-    expect(waiting.pending).toEqual([{ kind: 'tool', call_id: callId, tool: 'deploy/start', called_at: expect.any(String), deadline: receivedBy(runId)[0]!.body.deadline }]);
+    expect(waiting.pending).toEqual([
+      { kind: 'tool', call_id: callId, tool: 'deploy/start', called_at: expect.any(String), deadline: receivedBy(runId)[0]!.body.deadline },
+    ]);
   });
 
   it('refuses a wrong token before the run is touched (401), in every variant', async () => {
@@ -205,7 +214,11 @@ describe('a call whose service answers 202', () => {
       expect(response.status, JSON.stringify(body)).toBe(400);
       expect(((await response.json()) as { error: { message: string } }).error.message).toContain(message);
     }
-    const typed = await call('POST', `/runs/${runId}/tool-results/${callId}`, { body: '{"output":"x"}', token, headers: { 'content-type': 'application/xml' } });
+    const typed = await call('POST', `/runs/${runId}/tool-results/${callId}`, {
+      body: '{"output":"x"}',
+      token,
+      headers: { 'content-type': 'application/xml' },
+    });
     expect(typed.status).toBe(415);
     expect(await getView(runId)).toEqual(waiting);
   });
@@ -218,10 +231,12 @@ describe('a call whose service answers 202', () => {
     expect(await getView(runId)).toEqual(waiting);
   });
 
-  it('is counted in the run\'s pending_count in GET /runs', async () => {
+  it("is counted in the run's pending_count in GET /runs", async () => {
     let row: { pending_count: number; status: string } | undefined;
     for (let i = 0; i < 200 && row?.status !== 'suspended'; i++) {
-      row = (await json<{ runs: { run_id: string; pending_count: number; status: string }[] }>(await call('GET', '/runs?prompt=deploy&limit=100'), 200)).runs.find((entry) => entry.run_id === runId);
+      row = (
+        await json<{ runs: { run_id: string; pending_count: number; status: string }[] }>(await call('GET', '/runs?prompt=deploy&limit=100'), 200)
+      ).runs.find((entry) => entry.run_id === runId);
       if (row?.status !== 'suspended') await sleep(20);
     }
     expect(row).toMatchObject({ status: 'suspended', pending_count: 1 });
@@ -276,7 +291,10 @@ describe('what a service answers', () => {
 
   it('a 5xx every time: 3 tries, then a tool failure', async () => {
     const { runId, view } = await outcome('down');
-    expect(view).toMatchObject({ status: 'completed', result: 'failed: tool call failure: deploy/down: the tool service failed after 3 tries: it failed with HTTP 503' });
+    expect(view).toMatchObject({
+      status: 'completed',
+      result: 'failed: tool call failure: deploy/down: the tool service failed after 3 tries: it failed with HTTP 503',
+    });
     expect(receivedBy(runId)).toHaveLength(3);
   });
 

@@ -8,7 +8,11 @@ import { call, json, settled } from './app/client.ts';
 import { DESK, GREET } from './app/prompts.ts';
 
 beforeAll(async () => {
-  for (const [name, body] of [['greet', GREET], ['desk', DESK]] as const) expect([200, 201]).toContain((await call('PUT', `/prompts/${name}`, { body })).status);
+  for (const [name, body] of [
+    ['greet', GREET],
+    ['desk', DESK],
+  ] as const)
+    expect([200, 201]).toContain((await call('PUT', `/prompts/${name}`, { body })).status);
 });
 
 const start = (prompt: string, key: string | null, body: object = { args: { name: 'Key' } }, query = '') =>

@@ -51,7 +51,10 @@ interface ListedAsk {
   answered_by: string | null;
 }
 type Asks = { asks: ListedAsk[]; next_cursor: string | null };
-type Runs = { runs: { run_id: string; prompt: string; status: string; created_at: string; ended_at: string | null; pending_count: number }[]; next_cursor: string | null };
+type Runs = {
+  runs: { run_id: string; prompt: string; status: string; created_at: string; ended_at: string | null; pending_count: number }[];
+  next_cursor: string | null;
+};
 
 const start = async (prompt: string, args: object = {}): Promise<string> => {
   const { run_id } = await json<{ run_id: string }>(await call('POST', `/prompts/${prompt}/runs`, { body: { args } }), 202);
@@ -93,9 +96,19 @@ describe('the inbox of two runs that ask', () => {
       expect(listed.asks.map((ask) => ask.run_id)).toEqual([first, second]);
       expect(listed.next_cursor).toBeNull();
       expect(listed.asks[0]).toEqual({
-        kind: 'ask', ask_id: '0-1', run_id: first, prompt: 'approve', task: '0', question: 'Approve the first?', choices: ['yes', 'no'],
-        asked_at: expect.stringMatching(/^\d{4}-/), expires_at: null, token: expect.stringMatching(/^[0-9a-f]{64}$/),
-        answer_url: `https://runvil.test/runs/${first}/asks/0-1`, status: 'pending', answered_by: null,
+        kind: 'ask',
+        ask_id: '0-1',
+        run_id: first,
+        prompt: 'approve',
+        task: '0',
+        question: 'Approve the first?',
+        choices: ['yes', 'no'],
+        asked_at: expect.stringMatching(/^\d{4}-/),
+        expires_at: null,
+        token: expect.stringMatching(/^[0-9a-f]{64}$/),
+        answer_url: `https://runvil.test/runs/${first}/asks/0-1`,
+        status: 'pending',
+        answered_by: null,
       });
     });
     // The listed token is the ask's own: the run view shows the same one.
@@ -117,17 +130,24 @@ describe('the inbox of two runs that ask', () => {
     const ask = (await asks('prompt=approve')).asks[0]!;
     const refused = await call('POST', `/runs/${first}/asks/0-1`, { body: { answer: 'maybe' }, token: ask.token });
     expect(refused.status).toBe(400);
-    expect(await refused.json()).toEqual({ error: { message: 'the answer must be one of the ask\'s choices: "yes", "no"', field: 'answer', choices: ['yes', 'no'] } });
+    expect(await refused.json()).toEqual({
+      error: { message: 'the answer must be one of the ask\'s choices: "yes", "no"', field: 'answer', choices: ['yes', 'no'] },
+    });
     expect((await asks('prompt=approve')).asks.map((listed) => listed.run_id)).toEqual([first, second]);
   });
 
   it('drops an answered ask from the pending list by the time the answer returns', async () => {
     const ask = (await asks('prompt=approve')).asks[0]!;
-    const answered = await call('POST', ask.answer_url.replace('https://runvil.test', ''), { body: { answer: 'yes', answered_by: 'ada@example.com' }, token: ask.token });
+    const answered = await call('POST', ask.answer_url.replace('https://runvil.test', ''), {
+      body: { answer: 'yes', answered_by: 'ada@example.com' },
+      token: ask.token,
+    });
     expect(answered.status).toBe(200);
     // No wait, no poll: the very next read.
     expect((await asks('status=pending&prompt=approve')).asks.map((listed) => listed.run_id)).toEqual([second]);
-    expect((await asks('status=answered&prompt=approve')).asks).toEqual([expect.objectContaining({ run_id: first, ask_id: '0-1', status: 'answered', answered_by: 'ada@example.com' })]);
+    expect((await asks('status=answered&prompt=approve')).asks).toEqual([
+      expect.objectContaining({ run_id: first, ask_id: '0-1', status: 'answered', answered_by: 'ada@example.com' }),
+    ]);
   });
 
   it('takes the same answer again (200), refuses another (409)', async () => {
@@ -139,12 +159,14 @@ describe('the inbox of two runs that ask', () => {
   it('shows the first run completed in the run list, with no pending ask', async () => {
     await eventually(async () => {
       const listed = await runs('prompt=approve&status=completed');
-      expect(listed.runs).toEqual([{ run_id: first, prompt: 'approve', status: 'completed', created_at: expect.any(String), ended_at: expect.stringMatching(/^\d{4}-/), pending_count: 0 }]);
+      expect(listed.runs).toEqual([
+        { run_id: first, prompt: 'approve', status: 'completed', created_at: expect.any(String), ended_at: expect.stringMatching(/^\d{4}-/), pending_count: 0 },
+      ]);
     });
     expect((await runs('prompt=approve&status=suspended')).runs.map((run) => run.run_id)).toEqual([second]);
   });
 
-  it('closes the other run\'s ask as cancelled when the run is cancelled', async () => {
+  it("closes the other run's ask as cancelled when the run is cancelled", async () => {
     await json(await call('POST', `/runs/${second}/cancel`), 200);
     await eventually(async () => {
       expect((await asks('status=pending&prompt=approve')).asks).toEqual([]);
@@ -159,9 +181,17 @@ describe('answers an attacker would send', () => {
     const token = (await json<{ pending: ListedAsk[] }>(await call('GET', `/runs/${runId}`), 200)).pending[0]!.token;
     const send = (body: unknown) => call('POST', `/runs/${runId}/asks/0-1`, { body, token });
     for (const [body, field] of [
-      [{ answer: 1 }, 'answer'], [{ answer: ['yes'] }, 'answer'], [{ answer: null }, 'answer'], [{ answer: { yes: true } }, 'answer'], [{}, 'answer'],
-      [{ answer: 'yes', answered_by: 'x'.repeat(201) }, 'answered_by'], [{ answer: 'yes', answered_by: 7 }, 'answered_by'],
-      [{ answer: 'Yes' }, 'answer'], [{ answer: 'yes ' }, 'answer'], [{ answer: '' }, 'answer'], [{ answer: 'yes\u0000' }, 'answer'],
+      [{ answer: 1 }, 'answer'],
+      [{ answer: ['yes'] }, 'answer'],
+      [{ answer: null }, 'answer'],
+      [{ answer: { yes: true } }, 'answer'],
+      [{}, 'answer'],
+      [{ answer: 'yes', answered_by: 'x'.repeat(201) }, 'answered_by'],
+      [{ answer: 'yes', answered_by: 7 }, 'answered_by'],
+      [{ answer: 'Yes' }, 'answer'],
+      [{ answer: 'yes ' }, 'answer'],
+      [{ answer: '' }, 'answer'],
+      [{ answer: 'yes\u0000' }, 'answer'],
       [{ answer: 'yes', extra: 1 }, 'extra'],
     ] as const) {
       const response = await send(body);
@@ -191,9 +221,16 @@ return tostring(ok) .. '|' .. tostring(err)`)}`;
 
   it('fail the call with a model-safe message, asking no one', async () => {
     for (const args of [
-      "{ question = 'x', choices = {} }", "{ question = 'x', choices = { 1, 2 } }", "{ question = 'x', choices = { 'a', 'a' } }", "{ question = 'x', choices = { '' } }",
-      "{ question = 'x', choices = 'yes' }", "{ question = 'x', choices = { ('y'):rep(201) } }", "{ question = 'x', timeout = 0 }", "{ question = 'x', timeout = -5 }",
-      "{ question = 'x', timeout = '10' }", "{ question = 'x', timeout = 1e9 }",
+      "{ question = 'x', choices = {} }",
+      "{ question = 'x', choices = { 1, 2 } }",
+      "{ question = 'x', choices = { 'a', 'a' } }",
+      "{ question = 'x', choices = { '' } }",
+      "{ question = 'x', choices = 'yes' }",
+      "{ question = 'x', choices = { ('y'):rep(201) } }",
+      "{ question = 'x', timeout = 0 }",
+      "{ question = 'x', timeout = -5 }",
+      "{ question = 'x', timeout = '10' }",
+      "{ question = 'x', timeout = 1e9 }",
     ]) {
       expect([200, 201]).toContain((await call('PUT', '/prompts/bad-ask', { body: BAD(args) })).status);
       const view = await json<{ status: string; result: string }>(await call('POST', '/prompts/bad-ask/runs?wait=10', { body: {} }), 200);
@@ -217,7 +254,9 @@ describe('an ask with a timeout', () => {
     await eventually(async () => expect((await asks('status=expired&prompt=hurry')).asks.map((ask) => ask.run_id)).toEqual([runId]));
     const late = await call('POST', `/runs/${runId}/asks/0-1`, { body: { answer: 'now' } });
     expect(late.status).toBe(409);
-    expect(((await late.json()) as { error: { message: string } }).error.message).toBe(`ask 0-1 is no longer pending: it expired at ${pending.expires_at}, so the answer is stale`);
+    expect(((await late.json()) as { error: { message: string } }).error.message).toBe(
+      `ask 0-1 is no longer pending: it expired at ${pending.expires_at}, so the answer is stale`,
+    );
   });
 });
 
@@ -258,23 +297,38 @@ describe('bad query input', () => {
   };
 
   it('refuses unknown and repeated parameters, naming them', async () => {
-    expect(await refusal('/asks?state=pending')).toEqual({ message: 'unknown query parameter `state`; this route takes `status`, `prompt`, `limit`, `cursor`', field: 'state' });
+    expect(await refusal('/asks?state=pending')).toEqual({
+      message: 'unknown query parameter `state`; this route takes `status`, `prompt`, `limit`, `cursor`',
+      field: 'state',
+    });
     expect((await refusal('/runs?order=asc')).field).toBe('order');
     expect((await refusal('/asks?status=pending&status=answered')).field).toBe('status');
     expect((await refusal('/runs?__proto__=x')).field).toBe('__proto__');
   });
 
   it('refuses unknown values of status and limit', async () => {
-    expect(await refusal('/asks?status=open')).toEqual({ message: '`status` must be one of pending, answered, expired, cancelled, not "open"', field: 'status' });
+    expect(await refusal('/asks?status=open')).toEqual({
+      message: '`status` must be one of pending, answered, expired, cancelled, not "open"',
+      field: 'status',
+    });
     expect((await refusal('/runs?status=pending')).field).toBe('status');
     for (const limit of ['0', '201', '-1', '1.5', 'ten', '', '1e2', '99999']) expect((await refusal(`/runs?limit=${limit}`)).field).toBe('limit');
     expect((await refusal('/asks?prompt=')).field).toBe('prompt');
   });
 
-  it('refuses cursors that are not this list\'s own', async () => {
+  it("refuses cursors that are not this list's own", async () => {
     const forged = (parts: unknown) => btoa(JSON.stringify(parts)).replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
     const runsCursor = forged(['runs', '2026-01-01T00:00:00.000Z', 'f'.repeat(64)]);
-    for (const cursor of ['x', '!!!', 'a'.repeat(3000), forged({}), forged(['runs', 1, 2]), forged(['runs', 'a']), forged(['asks:answered', 'a', 'b', 'c']), runsCursor]) {
+    for (const cursor of [
+      'x',
+      '!!!',
+      'a'.repeat(3000),
+      forged({}),
+      forged(['runs', 1, 2]),
+      forged(['runs', 'a']),
+      forged(['asks:answered', 'a', 'b', 'c']),
+      runsCursor,
+    ]) {
       expect((await refusal(`/asks?cursor=${encodeURIComponent(cursor)}`)).field).toBe('cursor');
     }
     expect((await refusal(`/runs?cursor=${forged(['asks:pending', 'a', 'b', 'c'])}`)).field).toBe('cursor');
@@ -291,7 +345,13 @@ describe('bad query input', () => {
 describe('the index', () => {
   it('serves every list query from an index that fits it (no scan, no sort)', async () => {
     const plans = async (sql: string, params: (string | number)[]) =>
-      (await testEnv.RUNVIL_DB.prepare(`EXPLAIN QUERY PLAN ${sql}`).bind(...params).all<{ detail: string }>()).results.map((row) => row.detail).join('; ');
+      (
+        await testEnv.RUNVIL_DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+          .bind(...params)
+          .all<{ detail: string }>()
+      ).results
+        .map((row) => row.detail)
+        .join('; ');
     const { runsPageSql, asksPageSql } = await import('../../src/worker/run-index.ts');
     const after = { created_at: '2026-01-01', run_id: 'f' };
     for (const prompt of [null, 'approve']) {

@@ -14,7 +14,14 @@ import { testEnv } from './app/client.ts';
 const entry = (seq: number, text = `grabbed ${seq}`): JournalEntry => ({
   chain: '0',
   seq,
-  request: { op: 'tool.call', tool: 'bench/grab', name: 'grab', args: { value: String(seq) }, origin: { execution: 'run', section: 'Loop', caller: 'model' }, call_id: `call_${seq}` },
+  request: {
+    op: 'tool.call',
+    tool: 'bench/grab',
+    name: 'grab',
+    args: { value: String(seq) },
+    origin: { execution: 'run', section: 'Loop', caller: 'model' },
+    call_id: `call_${seq}`,
+  },
   answer: { ok: true, value: text },
 });
 

@@ -40,52 +40,58 @@ describe('workerd refuses code generation', () => {
   it('refuses new Function, and so ajv compiling a schema at run time', () => {
     withoutCodeGeneration(() => {
       expect(() => new Function('return 1')).toThrow(/Code generation from strings disallowed/);
-      expect(() => new Ajv({ logger: false }).compile({ type: 'object', properties: { a: { type: 'string' } } })).toThrow(/Code generation from strings disallowed/);
+      expect(() => new Ajv({ logger: false }).compile({ type: 'object', properties: { a: { type: 'string' } } })).toThrow(
+        /Code generation from strings disallowed/,
+      );
     });
   });
 });
 
 describe('validators generated ahead of time', () => {
-  it('check a frontmatter', () => withoutCodeGeneration(() => {
-    expect(validateFrontmatter({ name: 'ok', description: 'Fine.', runvil: 0, uses: ['web'] })).toBe(true);
-    expect(validateFrontmatter({ name: 'Not OK', description: 'Fine.', runvil: 1 })).toBe(false);
-    expect(validateFrontmatter.errors?.map((error) => error.instancePath)).toEqual(['/name', '/runvil']);
-  }));
+  it('check a frontmatter', () =>
+    withoutCodeGeneration(() => {
+      expect(validateFrontmatter({ name: 'ok', description: 'Fine.', runvil: 0, uses: ['web'] })).toBe(true);
+      expect(validateFrontmatter({ name: 'Not OK', description: 'Fine.', runvil: 1 })).toBe(false);
+      expect(validateFrontmatter.errors?.map((error) => error.instancePath)).toEqual(['/name', '/runvil']);
+    }));
 
-  it('check a Pack manifest', () => withoutCodeGeneration(() => {
-    expect(validateManifest(WEB_MANIFEST)).toBe(true);
-    expect(checkPackManifest(USER_INPUT_MANIFEST)).toEqual([]);
-    expect(checkPackManifest({ fqName: 'acme/stats', description: 'd', tools: [{ ...FETCH, output: 'json' }] })).toEqual([
-      '`tools[0].output` must be "plain" or "structured"',
-    ]);
-  }));
+  it('check a Pack manifest', () =>
+    withoutCodeGeneration(() => {
+      expect(validateManifest(WEB_MANIFEST)).toBe(true);
+      expect(checkPackManifest(USER_INPUT_MANIFEST)).toEqual([]);
+      expect(checkPackManifest({ fqName: 'acme/stats', description: 'd', tools: [{ ...FETCH, output: 'json' }] })).toEqual([
+        '`tools[0].output` must be "plain" or "structured"',
+      ]);
+    }));
 });
 
 describe("a tool's arguments checked against its run-time schema (@cfworker/json-schema)", () => {
-  it('pass arguments that fit', () => withoutCodeGeneration(() => {
-    expect(checkToolArguments(FETCH, { url: 'https://www.lua.org/' })).toBeNull();
-    expect(checkToolArguments(SEARCH, { query: 'lua', count: 3 })).toBeNull();
-  }));
+  it('pass arguments that fit', () =>
+    withoutCodeGeneration(() => {
+      expect(checkToolArguments(FETCH, { url: 'https://www.lua.org/' })).toBeNull();
+      expect(checkToolArguments(SEARCH, { query: 'lua', count: 3 })).toBeNull();
+    }));
 
-  it('name the bad field of arguments that do not', () => withoutCodeGeneration(() => {
-    expect(checkToolArguments(FETCH, {})).toBe('web_fetch: missing url argument');
-    expect(checkToolArguments(FETCH, { url: 42 })).toBe('web_fetch: argument "url" must be a string');
-    expect(checkToolArguments(SEARCH, { query: 'lua', count: 0 })).toBe('web_search: argument "count" must be at least 1');
-    const strict: ToolManifest = {
-      id: 'acme/lookup',
-      description: 'Look a term up.',
-      parameters: {
-        type: 'object',
-        $defs: { positive: { type: 'integer', minimum: 1 } },
-        properties: { term: { type: 'string', pattern: '^[a-z]+$' }, limit: { $ref: '#/$defs/positive' } },
-        required: ['term'],
-        additionalProperties: false,
-      },
-      output: 'plain',
-      trusted: true,
-    };
-    expect(checkToolArguments(strict, { term: 'lua', limit: 0 })).toBe('acme_lookup: argument "limit" must be at least 1');
-    expect(checkToolArguments(strict, { term: 'Lua' })).toBe('acme_lookup: argument "term" must match the pattern "^[a-z]+$"');
-    expect(checkToolArguments(strict, { term: 'lua', extra: true })).toBe('acme_lookup: unexpected argument "extra"');
-  }));
+  it('name the bad field of arguments that do not', () =>
+    withoutCodeGeneration(() => {
+      expect(checkToolArguments(FETCH, {})).toBe('web_fetch: missing url argument');
+      expect(checkToolArguments(FETCH, { url: 42 })).toBe('web_fetch: argument "url" must be a string');
+      expect(checkToolArguments(SEARCH, { query: 'lua', count: 0 })).toBe('web_search: argument "count" must be at least 1');
+      const strict: ToolManifest = {
+        id: 'acme/lookup',
+        description: 'Look a term up.',
+        parameters: {
+          type: 'object',
+          $defs: { positive: { type: 'integer', minimum: 1 } },
+          properties: { term: { type: 'string', pattern: '^[a-z]+$' }, limit: { $ref: '#/$defs/positive' } },
+          required: ['term'],
+          additionalProperties: false,
+        },
+        output: 'plain',
+        trusted: true,
+      };
+      expect(checkToolArguments(strict, { term: 'lua', limit: 0 })).toBe('acme_lookup: argument "limit" must be at least 1');
+      expect(checkToolArguments(strict, { term: 'Lua' })).toBe('acme_lookup: argument "term" must match the pattern "^[a-z]+$"');
+      expect(checkToolArguments(strict, { term: 'lua', extra: true })).toBe('acme_lookup: unexpected argument "extra"');
+    }));
 });

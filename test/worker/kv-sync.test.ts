@@ -29,7 +29,8 @@ interface ObjectState {
 const progressOf = (runId: string): Promise<RunProgress> =>
   runInDurableObject(stubOf(runId), (_instance: unknown, state: ObjectState) => state.storage.kv.get('progress') as RunProgress);
 
-const alarmOf = (runId: string): Promise<number | null> => runInDurableObject(stubOf(runId), (_instance: unknown, state: ObjectState) => state.storage.getAlarm());
+const alarmOf = (runId: string): Promise<number | null> =>
+  runInDurableObject(stubOf(runId), (_instance: unknown, state: ObjectState) => state.storage.getAlarm());
 
 /** Polls until `done()` gives a value (or 30 s pass). */
 async function eventually<T>(what: string, done: () => T | undefined | Promise<T | undefined>): Promise<T> {

@@ -8,8 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { BundleAnswer } from './bundle/entry.ts';
 import { EXPECTED, type LoopSummary, type TourSummary, type TrioSummary } from './engine-expected.ts';
 
-const bundle = (env as { LUA_BUNDLE: { fetch(url: string, init: RequestInit): Promise<Response> } })
-  .LUA_BUNDLE;
+const bundle = (env as { LUA_BUNDLE: { fetch(url: string, init: RequestInit): Promise<Response> } }).LUA_BUNDLE;
 
 async function run(source: string): Promise<BundleAnswer> {
   const response = await bundle.fetch('https://bundle.test/', { method: 'POST', body: source });
@@ -49,9 +48,7 @@ describe('the deployed Worker bundle', () => {
 
   it('answers concurrent requests from the one factory of the isolate', async () => {
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => run(`return ${i}`)));
-    expect(answers.map((answer) => [answer.values, answer.sameFactory])).toEqual(
-      answers.map((_, i) => [[i], true]),
-    );
+    expect(answers.map((answer) => [answer.values, answer.sameFactory])).toEqual(answers.map((_, i) => [[i], true]));
   });
 });
 
@@ -72,7 +69,7 @@ describe('the Engine in the deployed Worker bundle', () => {
     });
   });
 
-  it('replays the tour\'s journal to the same result and events without calling the Harness', () => {
+  it("replays the tour's journal to the same result and events without calling the Harness", () => {
     expect(tour.replay).toEqual({ status: 'completed', sameResult: true, sameEvents: true, harnessCalls: 0 });
   });
 

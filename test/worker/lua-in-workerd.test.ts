@@ -10,10 +10,7 @@ import { LuaEventMasks, LuaReturn, type LuaEngine, type LuaFactory, type LuaThre
 import { beforeAll, describe, expect, it } from 'vitest';
 
 /** What one resume of a runner's thread gave. */
-type Outcome =
-  | { status: 'return'; values: unknown[] }
-  | { status: 'yield'; values: unknown[] }
-  | { status: 'error'; message: string };
+type Outcome = { status: 'return'; values: unknown[] } | { status: 'yield'; values: unknown[] } | { status: 'error'; message: string };
 
 /** Runs chunks on one thread of an engine and leaves its stack empty after each resume. */
 class Runner {
@@ -37,9 +34,7 @@ class Runner {
     try {
       if (result === LuaReturn.Ok || result === LuaReturn.Yield) {
         const top = thread.getTop();
-        const values = Array.from({ length: resultCount }, (_, i) =>
-          thread.getValue(top - resultCount + 1 + i),
-        );
+        const values = Array.from({ length: resultCount }, (_, i) => thread.getValue(top - resultCount + 1 + i));
         return { status: result === LuaReturn.Ok ? 'return' : 'yield', values };
       }
       const message = thread.indexToString(-1);
@@ -177,8 +172,7 @@ describe('an engine with traceAllocations', () => {
 
   it('gives the same math.random values as Node after math.randomseed', () => {
     // Measured in Node 20 with wasmoon 1.16.0: math.randomseed(42), then three draws.
-    expect(lua.run('math.randomseed(42); return math.random(1, 1000), math.random(1, 1000), math.random(1, 1000)'))
-      .toEqual([742, 50, 332]);
+    expect(lua.run('math.randomseed(42); return math.random(1, 1000), math.random(1, 1000), math.random(1, 1000)')).toEqual([742, 50, 332]);
   });
 
   it('keeps the main stack of the engine at the runner thread alone', () => {

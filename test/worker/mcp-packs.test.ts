@@ -57,8 +57,12 @@ afterAll(() => replaceDeploymentConfig(null));
 
 describe('an MCP Pack in workerd', () => {
   it('calls echo and get-sum from Lua in the run object, wrapped as untrusted', async () => {
-    const runId = await startRun('mcp-echo', 'everything/demo', `
-      return tools.call('demo/echo', { message = 'from workerd' }) .. '|' .. tools.call('demo/get-sum', { a = 2, b = 3 })`);
+    const runId = await startRun(
+      'mcp-echo',
+      'everything/demo',
+      `
+      return tools.call('demo/echo', { message = 'from workerd' }) .. '|' .. tools.call('demo/get-sum', { a = 2, b = 3 })`,
+    );
     const view = await settled(runId);
     expect(view.status).toBe('completed');
     const [echo, sum] = view.result!.split('|');
@@ -66,10 +70,14 @@ describe('an MCP Pack in workerd', () => {
     expect(sum).toMatch(/<untrusted_input_([0-9a-f]+)>\nThe sum of 2 and 3 is 5\.\n<\/untrusted_input_\1>$/);
   });
 
-  it('gives a trusted Pack\'s structured tool its structuredContent', async () => {
-    const runId = await startRun('mcp-structured', 'everything/trusted', `
+  it("gives a trusted Pack's structured tool its structuredContent", async () => {
+    const runId = await startRun(
+      'mcp-structured',
+      'everything/trusted',
+      `
       local out = tools.call('trusted/get-structured-content', { location = 'Chicago' })
-      return type(out) .. '|' .. tostring(type(out.temperature))`);
+      return type(out) .. '|' .. tostring(type(out.temperature))`,
+    );
     expect(await settled(runId)).toMatchObject({ status: 'completed', result: 'table|number' });
   });
 
@@ -81,7 +89,7 @@ describe('an MCP Pack in workerd', () => {
     expect(view.error!.message).toMatch(/^the environment cannot satisfy this prompt:\n- down is unavailable: the MCP server did not answer \(.+\)$/);
   });
 
-  it('reports progress notifications as tool_progress events on the run\'s stream', async () => {
+  it("reports progress notifications as tool_progress events on the run's stream", async () => {
     const runId = await startRun('mcp-progress', 'everything/demo', `return tools.call('demo/trigger-long-running-operation', { duration = 0.3, steps = 3 })`);
     expect((await settled(runId)).status).toBe('completed');
     const text = await (await call('GET', `/runs/${runId}/events`)).text();
@@ -90,14 +98,20 @@ describe('an MCP Pack in workerd', () => {
       .filter((line) => line.startsWith('data: '))
       .map((line) => JSON.parse(line.slice(6)) as { type: string })
       .filter((event) => event.type === 'tool_progress');
-    expect(progress).toEqual([1, 2, 3].map((step) => expect.objectContaining({ type: 'tool_progress', task: '0', tool: 'demo/trigger-long-running-operation', call: '0-1', progress: step, total: 3 })));
+    expect(progress).toEqual(
+      [1, 2, 3].map((step) =>
+        expect.objectContaining({ type: 'tool_progress', task: '0', tool: 'demo/trigger-long-running-operation', call: '0-1', progress: step, total: 3 }),
+      ),
+    );
   });
 
   it('makes an elicitation an ask of the run: the run suspends, the answer goes back to the server', async () => {
     const runId = await startRun('mcp-elicit', 'everything/trusted', `return tools.call('trusted/trigger-elicitation-request', {})`);
     const waiting = await until(runId, (view) => view.pending.length > 0 || view.status !== 'running');
     expect(waiting.status).toBe('suspended');
-    expect(waiting.pending).toEqual([expect.objectContaining({ kind: 'ask', ask_id: '0-1', question: 'Please provide inputs for the following fields:\n\nname: Your full, legal name' })]);
+    expect(waiting.pending).toEqual([
+      expect.objectContaining({ kind: 'ask', ask_id: '0-1', question: 'Please provide inputs for the following fields:\n\nname: Your full, legal name' }),
+    ]);
     await json(await call('POST', `/runs/${runId}/asks/0-1`, { body: { answer: 'Grace Hopper' } }), 200);
     const done = await settled(runId);
     expect(done.status).toBe('completed');
@@ -105,9 +119,13 @@ describe('an MCP Pack in workerd', () => {
   });
 
   it('keeps the tool list it was prepared with: a run stays on it when the file changes', async () => {
-    const runId = await startRun('mcp-kept', 'everything/demo', `
+    const runId = await startRun(
+      'mcp-kept',
+      'everything/demo',
+      `
       local answer = tools.call('user-input/ask', { question = 'go on?' })
-      return tools.call('demo/echo', { message = answer })`);
+      return tools.call('demo/echo', { message = answer })`,
+    );
     const waiting = await until(runId, (view) => view.status !== 'running');
     expect(waiting.status).toBe('suspended');
     // The deployment now names another server for the Pack; the run keeps what it was prepared with.
@@ -130,8 +148,10 @@ describe('GET /packs', () => {
     expect((await call('GET', '/packs', { token: 'wrong' })).status).toBe(401);
   });
 
-  it('lists the Host\'s Packs and each configured Pack, whether it can serve and why not', async () => {
-    const body = await json<{ packs: { name: string; source: string; available: boolean; reason: string | null; tools: { id: string }[]; left_out?: unknown[] }[] }>(await call('GET', '/packs'), 200);
+  it("lists the Host's Packs and each configured Pack, whether it can serve and why not", async () => {
+    const body = await json<{
+      packs: { name: string; source: string; available: boolean; reason: string | null; tools: { id: string }[]; left_out?: unknown[] }[];
+    }>(await call('GET', '/packs'), 200);
     const byName = new Map(body.packs.map((pack) => [pack.name, pack]));
     expect(byName.get('runvil/user-input')).toMatchObject({ source: 'runvil', available: true, tools: [expect.objectContaining({ id: 'user-input/ask' })] });
     expect(byName.get('runvil/web')).toMatchObject({ source: 'runvil' });

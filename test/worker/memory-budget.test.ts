@@ -47,7 +47,8 @@ beforeAll(async () => {
   for (const [name, code] of BOMBS) await call('PUT', `/prompts/bomb-${name}`, { body: hungry(`bomb-${name}`, code) });
 });
 
-const start = async (prompt: string, body: object = {}) => (await json<{ run_id: string }>(await call('POST', `/prompts/${prompt}/runs`, { body }), 202)).run_id;
+const start = async (prompt: string, body: object = {}) =>
+  (await json<{ run_id: string }>(await call('POST', `/prompts/${prompt}/runs`, { body }), 202)).run_id;
 
 describe('a memory-hungry run in workerd', () => {
   for (const [name] of BOMBS) {

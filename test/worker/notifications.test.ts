@@ -96,7 +96,7 @@ afterEach(() => {
 });
 
 describe('a run with a notify target', () => {
-  it('sends ask.created, ask.closed and run.completed, signed, in order, with the pending ask\'s token and answer URL', async () => {
+  it("sends ask.created, ask.closed and run.completed, signed, in order, with the pending ask's token and answer URL", async () => {
     const url = 'https://chat.test/a';
     notifications.targets = [target(url, SECRET)];
     const runId = await start();
@@ -122,20 +122,34 @@ describe('a run with a notify target', () => {
     expect(events[1]!.data).toEqual({ run_id: runId, ask_id: '0-1', reason: 'answered', answered_by: 'ada' });
     expect(events[2]!.data).toMatchObject({ ask_id: '0-2', question: 'Go?', choices: ['go', 'stop'] });
     expect(events[4]!.data).toEqual({ run_id: runId, prompt: 'note', status: 'completed', result: 'Ada go', error: null });
-    expect(await deliveries(runId)).toEqual(events.map((event) => ({ webhook_id: event.id, event: event.type, url, state: 'delivered', attempts: 1, last_status: 204 })));
+    expect(await deliveries(runId)).toEqual(
+      events.map((event) => ({ webhook_id: event.id, event: event.type, url, state: 'delivered', attempts: 1, last_status: 204 })),
+    );
   });
 
   it('sends only the events and prompts a target takes, each target under its own secret', async () => {
     const all = 'https://chat.test/all';
     const asksOnly = 'https://chat.test/asks-only';
     const elsewhere = 'https://chat.test/other-prompt';
-    notifications.targets = [target(all, SECRET), target(asksOnly, OTHER_SECRET, { events: ['ask.created'] }), target(elsewhere, SECRET, { prompts: ['intake'] })];
+    notifications.targets = [
+      target(all, SECRET),
+      target(asksOnly, OTHER_SECRET, { events: ['ask.created'] }),
+      target(elsewhere, SECRET, { prompts: ['intake'] }),
+    ];
     const runId = await start();
     await finish(runId, ['Bo', 'stop']);
     await eventually(() => expect(received(all, SECRET).filter((event) => event.data.run_id === runId).length).toBe(5));
-    expect(received(asksOnly, OTHER_SECRET).filter((event) => event.data.run_id === runId).map((event) => event.type)).toEqual(['ask.created', 'ask.created']);
+    expect(
+      received(asksOnly, OTHER_SECRET)
+        .filter((event) => event.data.run_id === runId)
+        .map((event) => event.type),
+    ).toEqual(['ask.created', 'ask.created']);
     // One event has one webhook-id, whichever target it goes to.
-    expect(received(asksOnly, OTHER_SECRET).map((event) => event.id)).toEqual(received(all, SECRET).filter((event) => event.type === 'ask.created').map((event) => event.id));
+    expect(received(asksOnly, OTHER_SECRET).map((event) => event.id)).toEqual(
+      received(all, SECRET)
+        .filter((event) => event.type === 'ask.created')
+        .map((event) => event.id),
+    );
     expect(notifications.sent.filter((sent) => sent.url === elsewhere)).toEqual([]);
     // A signature under another secret does not verify.
     expect(() => received(asksOnly, SECRET)).toThrow();
@@ -155,21 +169,30 @@ describe('a receiver that fails', () => {
     await eventually(() => expect(new Set(received(url, SECRET).map((event) => event.id)).size).toBe(5));
     const events = received(url, SECRET);
     expect(events.slice(0, 4).map((event) => event.id)).toEqual([`${runId}.1`, `${runId}.1`, `${runId}.1`, `${runId}.1`]);
-    expect(new Set(notifications.sent.filter((sent) => sent.url === url).slice(0, 4).map((sent) => sent.body)).size).toBe(1);
+    expect(
+      new Set(
+        notifications.sent
+          .filter((sent) => sent.url === url)
+          .slice(0, 4)
+          .map((sent) => sent.body),
+      ).size,
+    ).toBe(1);
     expect(events.slice(3).map((event) => event.type)).toEqual(['ask.created', 'ask.closed', 'ask.created', 'ask.closed', 'run.completed']);
     const listed = await deliveries(runId);
     expect(listed[0]).toEqual({ webhook_id: `${runId}.1`, event: 'ask.created', url, state: 'delivered', attempts: 4, last_status: 200 });
     expect(listed.slice(1).every((delivery) => delivery.state === 'delivered' && delivery.attempts === 1)).toBe(true);
   });
 
-  it('is given up after the last retry of the schedule; the run and the target\'s later events go on', async () => {
+  it("is given up after the last retry of the schedule; the run and the target's later events go on", async () => {
     const url = 'https://chat.test/down';
     notifications.targets = [target(url, SECRET)];
     // The run's first event (`<run_id>.1`) fails at every attempt; the rest are delivered.
     notifications.respond = (sent) => (sent.headers['webhook-id']!.endsWith('.1') ? 502 : 204);
     const runId = await start();
     await finish(runId, ['Di', 'go']);
-    await eventually(async () => expect((await deliveries(runId)).map((delivery) => delivery.state)).toEqual(['failed', 'delivered', 'delivered', 'delivered', 'delivered']));
+    await eventually(async () =>
+      expect((await deliveries(runId)).map((delivery) => delivery.state)).toEqual(['failed', 'delivered', 'delivered', 'delivered', 'delivered']),
+    );
     const listed = await deliveries(runId);
     expect(listed[0]).toEqual({ webhook_id: `${runId}.1`, event: 'ask.created', url, state: 'failed', attempts: NOTIFY_RETRY_MS.length + 1, last_status: 502 });
     expect(received(url, SECRET).filter((event) => event.id === `${runId}.1`).length).toBe(NOTIFY_RETRY_MS.length + 1);

@@ -15,7 +15,12 @@ const BASELINE = Object.getOwnPropertyNames(Object.prototype).sort();
 
 function signed(id: string, body: string, secret = SECRET): Record<string, string> {
   const at = new Date();
-  return { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': new Webhook(secret).sign(id, at, body), 'content-type': 'application/json' };
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': new Webhook(secret).sign(id, at, body),
+    'content-type': 'application/json',
+  };
 }
 
 const deliver = (prompt: string, body: string, headers: Record<string, string>) => call('POST', `/hooks/${prompt}`, { body, headers, token: null });
@@ -47,21 +52,27 @@ describe('a webhook whose secret the environment only inherits', () => {
 });
 
 describe('a webhook body with keys spelled like host members', () => {
-  it.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'prototype'])('is refused with 400 naming %s as an unknown arg', async (key) => {
-    const body = `{"name": "Hook", ${JSON.stringify(key)}: {"X": "v"}}`;
-    const response = await deliver('greet', body, signed(`msg_key_${key}`, body));
-    expect(response.status).toBe(400);
-    const error = await errorOf(response);
-    expect(error.field).toBe(key);
-    expect(error.message).toMatch(new RegExp(`^unknown arg \`${key.replace(/[$_]/g, '\\$&')}\``));
-  });
+  it.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'prototype'])(
+    'is refused with 400 naming %s as an unknown arg',
+    async (key) => {
+      const body = `{"name": "Hook", ${JSON.stringify(key)}: {"X": "v"}}`;
+      const response = await deliver('greet', body, signed(`msg_key_${key}`, body));
+      expect(response.status).toBe(400);
+      const error = await errorOf(response);
+      expect(error.field).toBe(key);
+      expect(error.message).toMatch(new RegExp(`^unknown arg \`${key.replace(/[$_]/g, '\\$&')}\``));
+    },
+  );
 
   it('starts a run whose Lua writes those keys into var, and /health still answers', async () => {
     const code = "var.a = {}\nvar.a.__proto__ = { X = 'v' }\nvar.constructor = { prototype = { X = 'v' } }\nreturn json.encode(var) .. tostring(var.X)";
     const source = `---\nname: greet-var\ndescription: Writes host names into var.\nrunvil: 0\n---\n# Var\n\n## Only\n\n\`\`\`lua\n${code}\n\`\`\`\n`;
     expect((await call('PUT', '/prompts/greet-var', { body: source })).status).toBeLessThan(300);
     const started = await json<{ run_id: string }>(await call('POST', '/prompts/greet-var/runs', { body: { args: {} } }), 202);
-    expect(await settled(started.run_id)).toMatchObject({ status: 'completed', result: '{"a":{"__proto__":{"X":"v"}},"constructor":{"prototype":{"X":"v"}}}nil' });
+    expect(await settled(started.run_id)).toMatchObject({
+      status: 'completed',
+      result: '{"a":{"__proto__":{"X":"v"}},"constructor":{"prototype":{"X":"v"}}}nil',
+    });
     const health = await call('GET', '/health', { token: null });
     expect(health.status).toBe(200);
   });

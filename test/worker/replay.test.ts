@@ -48,7 +48,10 @@ async function finished(runId: string): Promise<Finished> {
 
 /** Like drive(), but an answer whose response was lost to the fault is sent again. */
 async function driveThroughFaults(runId: string): Promise<RunView> {
-  const answers = new Map([['0-3', ANSWERS[0]!], ['0-5', ANSWERS[1]!]]);
+  const answers = new Map([
+    ['0-3', ANSWERS[0]!],
+    ['0-5', ANSWERS[1]!],
+  ]);
   for (;;) {
     const view = await untilServed(runId);
     if (view.status !== 'suspended') return view;
@@ -114,7 +117,13 @@ describe('a run whose object is dropped while it runs', () => {
  */
 async function outboxQuiet(runId: string): Promise<void> {
   for (let i = 0; i < 500; i++) {
-    const [alarm, owed] = await runInDurableObject(stubOf(runId), async (_instance: unknown, state: { storage: { kv: { get(key: string): unknown }; getAlarm(): Promise<number | null> } }) => [await state.storage.getAlarm(), state.storage.kv.get('outbox-index')]);
+    const [alarm, owed] = await runInDurableObject(
+      stubOf(runId),
+      async (_instance: unknown, state: { storage: { kv: { get(key: string): unknown }; getAlarm(): Promise<number | null> } }) => [
+        await state.storage.getAlarm(),
+        state.storage.kv.get('outbox-index'),
+      ],
+    );
     if (alarm !== null && owed === undefined) return;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
@@ -124,7 +133,10 @@ async function outboxQuiet(runId: string): Promise<void> {
 /** Waits for the run to suspend by reading its storage, without a request that would wake it. */
 async function settledWithoutWaking(runId: string): Promise<RunView> {
   for (let i = 0; i < 500; i++) {
-    const status = await runInDurableObject(stubOf(runId), (_instance: unknown, state: { storage: { kv: { get(key: string): { status: string } } } }) => state.storage.kv.get('progress').status);
+    const status = await runInDurableObject(
+      stubOf(runId),
+      (_instance: unknown, state: { storage: { kv: { get(key: string): { status: string } } } }) => state.storage.kv.get('progress').status,
+    );
     if (status !== 'running') return getRun(runId);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }

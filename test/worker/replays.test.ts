@@ -94,7 +94,7 @@ describe('a run that has ended, as a test file', () => {
 
   it('fails against an edited prompt, naming the section, the step and both tool calls', async () => {
     const file = parse(text);
-    file.source = FORKABLE.replace("{ label = var.owner }", "{ label = 'owner ' .. var.owner }");
+    file.source = FORKABLE.replace('{ label = var.owner }', "{ label = 'owner ' .. var.owner }");
     const lines = await runTestText(JSON.stringify(file));
     expect(lines.join('\n')).toContain(
       'the run no longer follows its recording at tool call 1 of chain 0 (recorded: entry 1), in section \\"## Gather\\": the recording holds a call of counter/tick with arguments {\\"label\\":\\"Ada\\"}, made in section \\"## Gather\\"; the prompt now asks for a call of counter/tick with arguments {\\"label\\":\\"owner Ada\\"}',
@@ -135,7 +135,7 @@ describe('a fork at step N with a changed answer', () => {
     changed = await runWith(['Eve', 'Friday']);
   });
 
-  it('ends, at every N from 0 to the journal\'s length, with the result the changed answer leads to', async () => {
+  it("ends, at every N from 0 to the journal's length, with the result the changed answer leads to", async () => {
     expect(changed.result).toMatch(/^Eve\|Friday\|tick-Eve\|/);
     const firstAsk = journal.findIndex((entry) => entry.chain === '0' && entry.seq === 1);
     expect(firstAsk).toBeGreaterThanOrEqual(0);
@@ -153,7 +153,7 @@ describe('a fork at step N with a changed answer', () => {
     }
   });
 
-  it('at the journal\'s end with no change, ends as the original did without calling a tool or the model again', async () => {
+  it("at the journal's end with no change, ends as the original did without calling a tool or the model again", async () => {
     const started = await json<{ run_id: string }>(await fork(original.run_id, { at: journal.length }), 202);
     const done = await drive(started.run_id, []);
     expect(done.result).toBe(original.result);
@@ -170,7 +170,10 @@ describe('a fork at step N with a changed answer', () => {
     expect(token).not.toBe(await askToken(testEnv, original.run_id, askId));
     expect(await (await call('GET', `/runs/${started.run_id}/files/owner.txt`)).text()).toBe('Ada');
     // The original's ask token opens nothing of the fork.
-    expect((await call('POST', `/runs/${started.run_id}/asks/${askId}`, { body: { answer: 'Monday' }, token: await askToken(testEnv, original.run_id, askId) })).status).toBe(401);
+    expect(
+      (await call('POST', `/runs/${started.run_id}/asks/${askId}`, { body: { answer: 'Monday' }, token: await askToken(testEnv, original.run_id, askId) }))
+        .status,
+    ).toBe(401);
     await json(await call('POST', `/runs/${started.run_id}/asks/${askId}`, { body: { answer: 'Monday' }, token }), 200);
     expect((await drive(started.run_id, [])).result).toMatch(/^Ada\|Monday\|tick-Ada\|/);
     // Listed among the prompt's runs, as any run is.
@@ -203,7 +206,7 @@ describe('a fork that cannot be made', () => {
   const refusal = async (response: Response, status: number): Promise<string> => (await json<{ error: { message: string } }>(response, status)).error.message;
 
   it('refuses a source that leaves the first N entries with 409, naming the step, the section and both effects', async () => {
-    const source = FORKABLE.replace("{ label = var.owner }", "{ label = 'x' }");
+    const source = FORKABLE.replace('{ label = var.owner }', "{ label = 'x' }");
     expect(await refusal(await fork(original.run_id, { at: length, source }), 409)).toBe(
       `the prompt cannot reproduce the first ${length} journal entries of run ${original.run_id}: the run diverged from its journal at effect 2 of chain 0, in section "## Gather": the journal recorded a call of counter/tick with arguments {"label":"Ada"}; the prompt now asks for the same tool with arguments {"label":"x"}`,
     );
@@ -239,12 +242,16 @@ describe('a fork that cannot be made', () => {
     expect(await refusal(await fork(original.run_id, { at: 0, answers: { '0-1': 'Eve' } }), 400)).toBe(
       '`answers` names the ask "0-1", which the first 0 journal entries do not hold (they hold no ask); an ask after them is answered live',
     );
-    expect(await refusal(await fork(original.run_id, { at: length, answers: { '0-2': 'Eve' } }), 400)).toMatch(/names the ask "0-2", which the first \d+ journal entries do not hold \(they hold the asks 0-1, 0-\d+\)/);
+    expect(await refusal(await fork(original.run_id, { at: length, answers: { '0-2': 'Eve' } }), 400)).toMatch(
+      /names the ask "0-2", which the first \d+ journal entries do not hold \(they hold the asks 0-1, 0-\d+\)/,
+    );
     for (const name of ['__proto__', 'constructor', 'toString']) {
       const body = `{"at": ${length}, "answers": {"${name}": "x"}}`;
       expect(await refusal(await fork(original.run_id, body), 400)).toMatch(new RegExp(`^\`answers\` names the ask "${name}"`));
     }
-    expect(await refusal(await fork(original.run_id, { at: length, answers: { '0-1': 5 } }), 400)).toBe('`answers` gives the ask "0-1" a number; an answer is a string');
+    expect(await refusal(await fork(original.run_id, { at: length, answers: { '0-1': 5 } }), 400)).toBe(
+      '`answers` gives the ask "0-1" a number; an answer is a string',
+    );
     expect(await refusal(await fork(original.run_id, { at: length, answers: ['Eve'] }), 400)).toMatch(/^`answers` must be a JSON object/);
   });
 

@@ -30,23 +30,32 @@ ${lua}
 `;
 
 /** Four tool calls that each take a moment. */
-const STEPS = prompt('steps', `local out = {}
+const STEPS = prompt(
+  'steps',
+  `local out = {}
 for i = 1, 4 do out[i] = tools.call('counter/tick', { label = 'step' .. i, wait_ms = 50 }) end
-return table.concat(out, ',')`);
+return table.concat(out, ',')`,
+);
 
 /** One tool call, then one that never answers: its every execution dies waiting there, as one the CPU limit kills at the same point would. */
-const STUCK = prompt('stuck', `tools.call('counter/tick', { label = 'before' })
-return tools.call('counter/tick', { label = 'stuck', wait_ms = 1e9 })`);
+const STUCK = prompt(
+  'stuck',
+  `tools.call('counter/tick', { label = 'before' })
+return tools.call('counter/tick', { label = 'stuck', wait_ms = 1e9 })`,
+);
 
 const stubOf = (runId: string) => testEnv.RUNS.get(testEnv.RUNS.idFromString(runId));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** What the run's storage holds, read without a request that would wake the run. */
 async function stored(runId: string): Promise<{ progress: { status: string; deaths?: number; ended_at: string | null }; alarm: number | null }> {
-  return runInDurableObject(stubOf(runId), async (_instance: unknown, state: { storage: { kv: { get(key: string): any }; getAlarm(): Promise<number | null> } }) => ({
-    progress: state.storage.kv.get('progress'),
-    alarm: await state.storage.getAlarm(),
-  }));
+  return runInDurableObject(
+    stubOf(runId),
+    async (_instance: unknown, state: { storage: { kv: { get(key: string): any }; getAlarm(): Promise<number | null> } }) => ({
+      progress: state.storage.kv.get('progress'),
+      alarm: await state.storage.getAlarm(),
+    }),
+  );
 }
 
 async function start(name: string): Promise<string> {

@@ -21,7 +21,7 @@ async function measured(name: 'fanout' | 'calls', items: number): Promise<Fanout
 }
 
 describe('tasks.fanout over 1,000 items in the Worker bundle', () => {
-  it('completes with every arm\'s result, at most 8 arms and the main chain alive at once, within 128 MB', async () => {
+  it("completes with every arm's result, at most 8 arms and the main chain alive at once, within 128 MB", async () => {
     const baseline = await measured('calls', 1000);
     const fanout = await measured('fanout', 1000);
     expect(baseline).toMatchObject({ status: 'completed', result: expectedResult(1000) });
@@ -44,7 +44,7 @@ describe('tasks.fanout over 1,000 items as a run of the run object', () => {
 
   const filesOf = async (runId: string) => (await json<{ files: string[] }>(await call('GET', `/runs/${runId}/files/arms/`), 200)).files;
 
-  it('completes with the right result, every arm\'s file stored', async () => {
+  it("completes with the right result, every arm's file stored", async () => {
     await json(await call('PUT', '/prompts/fanout-big', { body: fanoutPrompt('fanout', 1000, 'fanout-big') }), 201);
     const view = await json<RunView>(await call('POST', '/prompts/fanout-big/runs?wait=60', { body: { seed: 'f' } }), 200);
     expect(view).toMatchObject({ status: 'completed', result: expectedResult(1000), error: null });

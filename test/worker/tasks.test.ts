@@ -21,7 +21,12 @@ import { armFault, dropObjects } from './app/test-worker.ts';
 vi.setConfig({ testTimeout: 20_000 });
 
 beforeAll(async () => {
-  for (const [name, body] of [['tasks', TASKS], ['arm-asks', ARM_ASKS], ['cancel-ask', CANCEL_ASK], ['spin-ask', SPIN_ASK]] as const) {
+  for (const [name, body] of [
+    ['tasks', TASKS],
+    ['arm-asks', ARM_ASKS],
+    ['cancel-ask', CANCEL_ASK],
+    ['spin-ask', SPIN_ASK],
+  ] as const) {
     await json(await call('PUT', `/prompts/${name}`, { body }), 201);
   }
 });
@@ -51,7 +56,10 @@ async function start(prompt: string, seed: string): Promise<RunView> {
 
 /** Answers an ask with its own token (whose response shows that ask alone); the run's view once it is no longer running. */
 async function answer(runId: string, ask: PendingAsk, text: string): Promise<RunView> {
-  const answered = await json<{ ask: { ask_id: string; status: string } }>(await call('POST', `/runs/${runId}/asks/${ask.ask_id}?wait=10`, { body: { answer: text }, token: ask.token }), 200);
+  const answered = await json<{ ask: { ask_id: string; status: string } }>(
+    await call('POST', `/runs/${runId}/asks/${ask.ask_id}?wait=10`, { body: { answer: text }, token: ask.token }),
+    200,
+  );
   expect(answered.ask).toMatchObject({ ask_id: ask.ask_id, status: 'answered' });
   return untilServed(runId);
 }
@@ -79,7 +87,8 @@ async function driveThroughFaults(runId: string, answers: Record<string, string>
 }
 
 /** Each event as `type task`, such as `task_completed 0.1` (`run_suspended` has no task). */
-const types = (events: StreamEvent[]) => events.map((event) => `${event.type}${event.task !== undefined && event.task !== null ? ` ${String(event.task)}` : ''}`);
+const types = (events: StreamEvent[]) =>
+  events.map((event) => `${event.type}${event.task !== undefined && event.task !== null ? ` ${String(event.task)}` : ''}`);
 
 /**
  * The journal entries of a TASKS run: the 6 effects of task 0.1, a scheduler step record for
@@ -101,7 +110,16 @@ describe('a run whose task waits on an operator ask while another task goes on',
 
   it('suspends only once the other task has finished, with the ask of task 0.0 pending as 0.0-1', async () => {
     expect(waiting.status).toBe('suspended');
-    expect(waiting.pending).toEqual([expect.objectContaining({ kind: 'ask', ask_id: '0.0-1', task: '0.0', question: 'Who owns the launch?', asked_at: expect.any(String), token: expect.stringMatching(/^[0-9a-f]{64}$/) })]);
+    expect(waiting.pending).toEqual([
+      expect.objectContaining({
+        kind: 'ask',
+        ask_id: '0.0-1',
+        task: '0.0',
+        question: 'Who owns the launch?',
+        asked_at: expect.any(String),
+        token: expect.stringMatching(/^[0-9a-f]{64}$/),
+      }),
+    ]);
     // Task 0.1 did all its work while task 0.0 waited: its tool calls, its model round, its files.
     expect(performedBy(runId)).toEqual(['user-input/ask Who owns the launch?', 'counter/tick w1', 'counter/tick w2', 'model.round Work: tick-w1 tick-w2']);
     expect(await (await call('GET', `/runs/${runId}/files/log.txt`)).text()).toBe('work\ntick-w1\ntick-w2\n');
@@ -158,7 +176,11 @@ describe('a run whose task waits on an operator ask while another task goes on',
 });
 
 describe('a fanout whose arms each ask once, answered in another order than asked', () => {
-  const ORDER = [['0.f0.3-1', 'yellow'], ['0.f0.1-1', 'blue'], ['0.f0.2-1', 'green']] as const;
+  const ORDER = [
+    ['0.f0.3-1', 'yellow'],
+    ['0.f0.1-1', 'blue'],
+    ['0.f0.2-1', 'green'],
+  ] as const;
   const RESULT = 'sky=blue,grass=green,sun=yellow|colours/grass.txt,colours/sky.txt,colours/sun.txt';
   let baseline: Finished;
 
@@ -174,7 +196,7 @@ describe('a fanout whose arms each ask once, answered in another order than aske
     return { runId: view.run_id, views };
   }
 
-  it('lists every arm\'s ask, in the order asked, and takes the answers in any order', async () => {
+  it("lists every arm's ask, in the order asked, and takes the answers in any order", async () => {
     const { runId, views } = await answerAll(false);
     expect(views[0]!.status).toBe('suspended');
     expect(views[0]!.pending.map(({ ask_id, question }) => [ask_id, question])).toEqual([
@@ -194,11 +216,16 @@ describe('a fanout whose arms each ask once, answered in another order than aske
     expect(baseline.files).toEqual({ 'colours/grass.txt': 'green', 'colours/sky.txt': 'blue', 'colours/sun.txt': 'yellow' });
     // Each answer resumes the run, and it suspends again until the last.
     expect(types(baseline.events).filter((type) => type === 'run_suspended' || type === 'run_resumed')).toEqual([
-      'run_suspended', 'run_resumed', 'run_suspended', 'run_resumed', 'run_suspended', 'run_resumed',
+      'run_suspended',
+      'run_resumed',
+      'run_suspended',
+      'run_resumed',
+      'run_suspended',
+      'run_resumed',
     ]);
   });
 
-  it('refuses one arm\'s ask token on another arm\'s ask (401)', async () => {
+  it("refuses one arm's ask token on another arm's ask (401)", async () => {
     const view = await start('arm-asks', 'arms');
     const refused = await call('POST', `/runs/${view.run_id}/asks/0.f0.1-1`, { body: { answer: 'x' }, token: pendingAsk(view, '0.f0.2-1').token });
     expect(refused.status).toBe(401);

@@ -21,7 +21,10 @@ ${lua(code)}`;
 const SPINNERS: [name: string, code: string][] = [
   ['spin-finalizer', `for i = 1, 1e9 do pcall(setmetatable, {}, { __gc = function() while true do end end }) end`],
   ['spin-handler', `while true do xpcall(function() while true do end end, function(e) while true do end end) end`],
-  ['spin-nested-handler', `xpcall(function() while true do end end, function() return xpcall(function() while true do end end, function() pcall(function() while true do end end) end) end)`],
+  [
+    'spin-nested-handler',
+    `xpcall(function() while true do end end, function() return xpcall(function() while true do end end, function() pcall(function() while true do end end) end) end)`,
+  ],
   ['spin-pattern', `while true do string.find(('a'):rep(60), ('a*'):rep(12) .. 'b') end`],
   ['spin-pattern-gsub', `local page = ('('):rep(40000) while true do page:gsub('%b()', '') end`],
 ];
@@ -45,7 +48,10 @@ describe('a run that tries to spin outside the budget', () => {
       // The budget may have ended it meanwhile (a pattern spends it fast); otherwise a cancel does.
       const response = await call('POST', `/runs/${runId}/cancel`, { body: { reason: 'spinning' } });
       const ended = response.status === 200 ? await response.json() : await getRun(runId);
-      expect([['cancelled', 'Cancelled'], ['failed', 'Limit']]).toContainEqual([ended.status, ended.error?.kind]);
+      expect([
+        ['cancelled', 'Cancelled'],
+        ['failed', 'Limit'],
+      ]).toContainEqual([ended.status, ended.error?.kind]);
     });
   }
 

@@ -10,7 +10,6 @@ import { call, json, kvRecord } from './app/client.ts';
 import { W3 } from '../../bench/workloads.ts';
 import { dropObjects } from './app/test-worker.ts';
 
-
 beforeAll(async () => {
   await json(await call('PUT', '/prompts/w3', { body: W3 }), 201);
 });
@@ -31,7 +30,9 @@ describe('W3: resume after N steps', () => {
       expect(live.view).toMatchObject({ status: 'completed', result: 'blue' });
       expect(replayed.view).toMatchObject({ status: 'completed', result: 'blue' });
       const [a, b] = [await kvRecord(live.runId), await kvRecord(replayed.runId)];
-      expect(b.events.map(({ seq, type }: { seq: number; type: string }) => [seq, type])).toEqual(a.events.map(({ seq, type }: { seq: number; type: string }) => [seq, type]));
+      expect(b.events.map(({ seq, type }: { seq: number; type: string }) => [seq, type])).toEqual(
+        a.events.map(({ seq, type }: { seq: number; type: string }) => [seq, type]),
+      );
     }, 120_000);
   }
 });

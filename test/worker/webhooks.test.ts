@@ -81,7 +81,13 @@ describe('a webhook that is not signed right', () => {
   });
 
   it('is refused with 403 for a prompt with no webhook secret', () =>
-    refusedWith(403, body, signed('msg_hello', body), 'webhooks are not enabled for prompt "hello": set RUNVIL_WEBHOOK_SECRET_HELLO in the Worker\'s environment', 'hello'));
+    refusedWith(
+      403,
+      body,
+      signed('msg_hello', body),
+      'webhooks are not enabled for prompt "hello": set RUNVIL_WEBHOOK_SECRET_HELLO in the Worker\'s environment',
+      'hello',
+    ));
 });
 
 describe('a webhook-signature header read as Standard Webhooks says', () => {
@@ -118,11 +124,32 @@ describe('a webhook-signature header read as Standard Webhooks says', () => {
   });
 
   it('refuses more than 5 entries, even with the real one first, without checking them all', async () => {
-    expect(await status(forged('msg_five', (real) => `${real} ${Array(4).fill('v1,' + 'A'.repeat(43) + '=').join(' ')}`))).toBe(202);
+    expect(
+      await status(
+        forged(
+          'msg_five',
+          (real) =>
+            `${real} ${Array(4)
+              .fill('v1,' + 'A'.repeat(43) + '=')
+              .join(' ')}`,
+        ),
+      ),
+    ).toBe(202);
     for (const count of [6, 1000]) {
-      const response = await deliver(body, forged(`msg_many_${count}`, (real) => `${real} ${Array(count - 1).fill('v1,' + 'A'.repeat(43) + '=').join(' ')}`));
+      const response = await deliver(
+        body,
+        forged(
+          `msg_many_${count}`,
+          (real) =>
+            `${real} ${Array(count - 1)
+              .fill('v1,' + 'A'.repeat(43) + '=')
+              .join(' ')}`,
+        ),
+      );
       expect(response.status).toBe(401);
-      expect(((await response.json()) as { error: { message: string } }).error.message).toBe(`webhook-signature holds ${count} signatures; at most 5 are checked`);
+      expect(((await response.json()) as { error: { message: string } }).error.message).toBe(
+        `webhook-signature holds ${count} signatures; at most 5 are checked`,
+      );
     }
   });
 
@@ -133,7 +160,8 @@ describe('a webhook-signature header read as Standard Webhooks says', () => {
       expect(await status(rest), name).toBe(401);
       expect(await status({ ...good, [name]: '' }), name).toBe(401);
     }
-    for (const timestamp of ['-1', '1e9', `${at()}.5`, '0x10', '9'.repeat(16), 'now']) expect(await status({ ...good, 'webhook-timestamp': timestamp }), timestamp).toBe(401);
+    for (const timestamp of ['-1', '1e9', `${at()}.5`, '0x10', '9'.repeat(16), 'now'])
+      expect(await status({ ...good, 'webhook-timestamp': timestamp }), timestamp).toBe(401);
     for (const secret of ['whsec_' + btoa('x'.repeat(24)), 'whsec_' + btoa('y'.repeat(32))]) expect(await status(signed('msg_secret', body, secret))).toBe(401);
   });
 

@@ -62,7 +62,6 @@ const SECTION_VM: VmTemplate = {
   },
 };
 
-
 /** Runs one section entry to its outcome. */
 export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryOutcome> {
   const vm = await run.platform.newVm({ memoryLimit: run.limits.memoryBytes, template: SECTION_VM, owner: run.vmOwner, memory: run.memory });
@@ -75,14 +74,17 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
     vm.limitMemory();
     const thread = vm.newThread('__rv_main');
     // The entry computes only inside resume: its clock runs there and nowhere else.
-    const resume = clock === null ? (values: LuaScalar[]) => thread.resume(values) : (values: LuaScalar[]) => {
-      clock.start();
-      try {
-        return thread.resume(values);
-      } finally {
-        clock.halt();
-      }
-    };
+    const resume =
+      clock === null
+        ? (values: LuaScalar[]) => thread.resume(values)
+        : (values: LuaScalar[]) => {
+            clock.start();
+            try {
+              return thread.resume(values);
+            } finally {
+              clock.halt();
+            }
+          };
     let step = resume([]);
     for (;;) {
       // A refusal Lua raised at once (its buffers do) ends the run as Limit, not as Lua.

@@ -89,7 +89,10 @@ export async function awaitPlan(run: RunContext, spec: EntrySpec, waiting: Waiti
   const { plan } = waiting;
   let need = waiting.need;
   for (;;) {
-    const answers = await run.scheduler.park(spec.chain, need.requests.map((request) => ({ request, section: spec.section.name })));
+    const answers = await run.scheduler.park(
+      spec.chain,
+      need.requests.map((request) => ({ request, section: spec.section.name })),
+    );
     if (chainStopping(run, spec)) return null;
     const next = plan.next(answers);
     if (next.done) return next.value;

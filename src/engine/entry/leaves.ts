@@ -24,11 +24,33 @@ const PAUSE_EVERY = 100;
 
 /** The JS functions a section VM's runtime calls (base.lua's `leaves`), each a leaf of its own, numbered by position. */
 export const LEAF_NAMES = [
-  'tick', 'var_get', 'var_set', 'var_len', 'var_keys', 'var_json', 'entry', 'block', 'find_section', 'prose',
-  'event', 'event_fields', 'untrusted', 'fact', 'seed', 'catalog', 'pack_id_problem', 'role', 'set_default_role',
-  'reply_done', 'prelude', 'paused', 'task_spawn', 'task_status', 'task_cancel', 'answered',
+  'tick',
+  'var_get',
+  'var_set',
+  'var_len',
+  'var_keys',
+  'var_json',
+  'entry',
+  'block',
+  'find_section',
+  'prose',
+  'event',
+  'event_fields',
+  'untrusted',
+  'fact',
+  'seed',
+  'catalog',
+  'pack_id_problem',
+  'role',
+  'set_default_role',
+  'reply_done',
+  'prelude',
+  'paused',
+  'task_spawn',
+  'task_status',
+  'task_cancel',
+  'answered',
 ] as const;
-
 
 /** Binds the section VM's leaves (LEAF_NAMES) to this entry. */
 export function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: DriverState): void {

@@ -40,8 +40,20 @@ export interface EntryFacts {
 
 /** The entry's fields in the order `__rv_bind` reads them (main.lua). */
 export const ENTRY_FIELDS = [
-  'kind', 'name', 'prologue', 'epilogue', 'hasProse', 'argsText', 'runArgsText', 'itemText',
-  'runId', 'sectionName', 'taskId', 'promptName', 'promptTitle', 'promptDescription',
+  'kind',
+  'name',
+  'prologue',
+  'epilogue',
+  'hasProse',
+  'argsText',
+  'runArgsText',
+  'itemText',
+  'runId',
+  'sectionName',
+  'taskId',
+  'promptName',
+  'promptTitle',
+  'promptDescription',
 ] as const satisfies readonly (keyof EntryFacts)[];
 
 /** The entry's values for `__rv_bind`. */
@@ -100,8 +112,16 @@ export function decodeRound(rest: readonly LuaScalar[]): RoundYield {
 /** The values models.lua yields for a round (after 'model.round'): the inverse of decodeRound, for tests. */
 export function encodeRound(round: RoundYield, texts: readonly string[]): LuaScalar[] {
   return [
-    'model.round', round.head, round.role, round.turn, round.tools, round.toolMap, round.fuse,
-    round.oneOff ? 0 : round.from, round.made ? -round.count : round.count, ...texts,
+    'model.round',
+    round.head,
+    round.role,
+    round.turn,
+    round.tools,
+    round.toolMap,
+    round.fuse,
+    round.oneOff ? 0 : round.from,
+    round.made ? -round.count : round.count,
+    ...texts,
   ];
 }
 
@@ -164,7 +184,14 @@ export function decodeBatch(flat: readonly LuaScalar[]): BatchCall[] {
   const width = BATCH_CALL_FIELDS.length;
   return Array.from({ length: count }, (_, k) => {
     const [tool, name, argsJson, caller, callId, turn] = flat.slice(1 + k * width, 1 + (k + 1) * width);
-    return { tool: String(tool), name: String(name), args: JSON.parse(String(argsJson)) as Json, caller: caller as Caller, callId: callId === null ? null : String(callId), turn: Number(turn) };
+    return {
+      tool: String(tool),
+      name: String(name),
+      args: JSON.parse(String(argsJson)) as Json,
+      caller: caller as Caller,
+      callId: callId === null ? null : String(callId),
+      turn: Number(turn),
+    };
   });
 }
 

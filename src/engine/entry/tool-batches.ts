@@ -10,7 +10,6 @@ import type { LuaScalar } from '../lua/vm.ts';
 import type { EntrySpec } from './driver.ts';
 import type { BatchCall } from './protocol.ts';
 
-
 /** The effect request of one tool call, as the journal keeps it. */
 export function toolRequest(run: RunContext, spec: EntrySpec, call: BatchCall): EffectRequest {
   return {
@@ -38,7 +37,11 @@ export function finishBatch(run: RunContext, spec: EntrySpec, calls: BatchCall[]
     // A catalog tool's failure text counts as untrusted as well, whoever called it.
     if (!answer.ok || !trusted) run.taint.mark(spec.chain);
     const text = wrap ? wrapUntrusted(output, run.seed.nonce) : output;
-    values.push(answer.ok, text, call.caller === 'model' ? `{"content":${JSON.stringify(text)},"role":"tool","tool_call_id":${JSON.stringify(call.callId)}}` : null);
+    values.push(
+      answer.ok,
+      text,
+      call.caller === 'model' ? `{"content":${JSON.stringify(text)},"role":"tool","tool_call_id":${JSON.stringify(call.callId)}}` : null,
+    );
     if (call.caller !== 'model') return;
     const place = { section: spec.section.name, task: spec.chain, turn: call.turn };
     const id = { alias: call.name, tool: call.tool, tool_call_id: call.callId };

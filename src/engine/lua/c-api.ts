@@ -65,20 +65,44 @@ export class CApi {
     const module = lua.module as EmscriptenModule;
     // Typed by what it is assigned to: the declarations above are the binding's one statement of each C type.
     const c = <F>(name: string): F => (exports?.[name] ?? module[`_${name}`]) as F;
-    this.gettop = c('lua_gettop'); this.settop = c('lua_settop'); this.type = c('lua_type');
-    this.toboolean = c('lua_toboolean'); this.tointegerx = c('lua_tointegerx');
-    this.tonumberx = c('lua_tonumberx'); this.tolstring = c('lua_tolstring'); this.pushnil = c('lua_pushnil');
-    this.pushboolean = c('lua_pushboolean'); this.pushinteger = c('lua_pushinteger'); this.pushnumber = c('lua_pushnumber');
-    this.pushlstring = c('lua_pushlstring'); this.pushlightuserdata = c('lua_pushlightuserdata');
-    this.newuserdatauv = c('lua_newuserdatauv'); this.pushcclosure = c('lua_pushcclosure');
-    this.setglobal = c('lua_setglobal'); this.getglobal = c('lua_getglobal'); this.resume = c('lua_resume');
-    this.newthread = c('lua_newthread'); this.loadbufferx = c('luaL_loadbufferx'); this.pcallk = c('lua_pcallk');
-    this.newstate = c('lua_newstate'); this.newstateL = c('luaL_newstate'); this.openlibs = c('luaL_openlibs');
-    this.getallocf = c('lua_getallocf'); this.setallocf = c('lua_setallocf');
-    this.close = c('lua_close'); this.error = c('lua_error'); this.malloc = c('malloc'); this.free = c('free');
-    this.realloc = c('realloc'); this.sethook = c('lua_sethook'); this.yieldk = c('lua_yieldk');
-    this.isyieldable = c('lua_isyieldable'); this.tothread = c('lua_tothread');
-    this.requiref = c('luaL_requiref'); this.checkstack = c('lua_checkstack'); this.atpanic = c('lua_atpanic');
+    this.gettop = c('lua_gettop');
+    this.settop = c('lua_settop');
+    this.type = c('lua_type');
+    this.toboolean = c('lua_toboolean');
+    this.tointegerx = c('lua_tointegerx');
+    this.tonumberx = c('lua_tonumberx');
+    this.tolstring = c('lua_tolstring');
+    this.pushnil = c('lua_pushnil');
+    this.pushboolean = c('lua_pushboolean');
+    this.pushinteger = c('lua_pushinteger');
+    this.pushnumber = c('lua_pushnumber');
+    this.pushlstring = c('lua_pushlstring');
+    this.pushlightuserdata = c('lua_pushlightuserdata');
+    this.newuserdatauv = c('lua_newuserdatauv');
+    this.pushcclosure = c('lua_pushcclosure');
+    this.setglobal = c('lua_setglobal');
+    this.getglobal = c('lua_getglobal');
+    this.resume = c('lua_resume');
+    this.newthread = c('lua_newthread');
+    this.loadbufferx = c('luaL_loadbufferx');
+    this.pcallk = c('lua_pcallk');
+    this.newstate = c('lua_newstate');
+    this.newstateL = c('luaL_newstate');
+    this.openlibs = c('luaL_openlibs');
+    this.getallocf = c('lua_getallocf');
+    this.setallocf = c('lua_setallocf');
+    this.close = c('lua_close');
+    this.error = c('lua_error');
+    this.malloc = c('malloc');
+    this.free = c('free');
+    this.realloc = c('realloc');
+    this.sethook = c('lua_sethook');
+    this.yieldk = c('lua_yieldk');
+    this.isyieldable = c('lua_isyieldable');
+    this.tothread = c('lua_tothread');
+    this.requiref = c('luaL_requiref');
+    this.checkstack = c('lua_checkstack');
+    this.atpanic = c('lua_atpanic');
     this.where = c('luaL_where');
     this.natives = Object.fromEntries(NATIVE_C_FUNCTIONS.map((name) => [name, c(name)])) as NativeCApi;
   }
@@ -111,8 +135,13 @@ const encoder = new TextEncoder();
 
 /** The libraries a section VM opens: luaL_openlibs's list without io, os and package. */
 const SANDBOX_LIBRARIES: [global: string, opener: string][] = [
-  ['_G', 'luaopen_base'], ['coroutine', 'luaopen_coroutine'], ['table', 'luaopen_table'],
-  ['string', 'luaopen_string'], ['math', 'luaopen_math'], ['utf8', 'luaopen_utf8'], ['debug', 'luaopen_debug'],
+  ['_G', 'luaopen_base'],
+  ['coroutine', 'luaopen_coroutine'],
+  ['table', 'luaopen_table'],
+  ['string', 'luaopen_string'],
+  ['math', 'luaopen_math'],
+  ['utf8', 'luaopen_utf8'],
+  ['debug', 'luaopen_debug'],
 ];
 
 /**

@@ -119,7 +119,8 @@ function classEnd(ms: MatchState, p: number): number {
     if (p === ms.pEnd) fail("malformed pattern (ends with '%')");
     return p + 1;
   }
-  if (c === 0x5b) { // '['
+  if (c === 0x5b) {
+    // '['
     if (heap[p] === 0x5e) p++; // '^'
     do {
       if (p === ms.pEnd) fail("malformed pattern (missing ']')");
@@ -134,18 +135,41 @@ function classEnd(ms: MatchState, p: number): number {
 function matchClass(c: number, cl: number): boolean {
   let res: boolean;
   switch (cl | 0x20) {
-    case 0x61: res = isAlpha(c); break; // a
-    case 0x63: res = c < 32 || c === 127; break; // c
-    case 0x64: res = c >= 0x30 && c <= 0x39; break; // d
-    case 0x67: res = c > 32 && c < 127; break; // g
-    case 0x6c: res = c >= 0x61 && c <= 0x7a; break; // l
-    case 0x70: res = c > 32 && c < 127 && !isAlnum(c); break; // p
-    case 0x73: res = c === 32 || (c >= 9 && c <= 13); break; // s
-    case 0x75: res = c >= 0x41 && c <= 0x5a; break; // u
-    case 0x77: res = isAlnum(c); break; // w
-    case 0x78: res = (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x66); break; // x
-    case 0x7a: res = c === 0; break; // z
-    default: return cl === c;
+    case 0x61:
+      res = isAlpha(c);
+      break; // a
+    case 0x63:
+      res = c < 32 || c === 127;
+      break; // c
+    case 0x64:
+      res = c >= 0x30 && c <= 0x39;
+      break; // d
+    case 0x67:
+      res = c > 32 && c < 127;
+      break; // g
+    case 0x6c:
+      res = c >= 0x61 && c <= 0x7a;
+      break; // l
+    case 0x70:
+      res = c > 32 && c < 127 && !isAlnum(c);
+      break; // p
+    case 0x73:
+      res = c === 32 || (c >= 9 && c <= 13);
+      break; // s
+    case 0x75:
+      res = c >= 0x41 && c <= 0x5a;
+      break; // u
+    case 0x77:
+      res = isAlnum(c);
+      break; // w
+    case 0x78:
+      res = (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x66);
+      break; // x
+    case 0x7a:
+      res = c === 0;
+      break; // z
+    default:
+      return cl === c;
   }
   // Only letters reach here: a lower-case class matches, its upper case is the complement.
   return cl >= 0x61 ? res : !res;
@@ -171,7 +195,8 @@ function matchBracketClass(heap: Uint8Array, c: number, p: number, ec: number): 
     if (pc === L_ESC) {
       p++;
       if (matchClass(c, heap[p]!)) return sig;
-    } else if (heap[p + 1] === 0x2d && p + 2 < ec) { // '-'
+    } else if (heap[p + 1] === 0x2d && p + 2 < ec) {
+      // '-'
       p += 2;
       if (pc <= c && c <= heap[p]!) return sig;
     } else if (pc === c) return sig;
@@ -184,10 +209,14 @@ function singleMatch(ms: MatchState, s: number, p: number, ep: number): boolean 
   const heap = ms.heap;
   const c = heap[s]!;
   switch (heap[p]) {
-    case 0x2e: return true; // '.'
-    case L_ESC: return matchClass(c, heap[p + 1]!);
-    case 0x5b: return matchBracketClass(heap, c, p, ep - 1);
-    default: return heap[p] === c;
+    case 0x2e:
+      return true; // '.'
+    case L_ESC:
+      return matchClass(c, heap[p + 1]!);
+    case 0x5b:
+      return matchBracketClass(heap, c, p, ep - 1);
+    default:
+      return heap[p] === c;
   }
 }
 
@@ -289,7 +318,8 @@ export function match(ms: MatchState, s: number, p: number): number {
         break;
       case L_ESC: {
         const next = heap[p + 1]!;
-        if (next === 0x62) { // 'b'
+        if (next === 0x62) {
+          // 'b'
           s = matchBalance(ms, s, p + 2);
           if (s !== -1) {
             p += 4;
@@ -297,7 +327,8 @@ export function match(ms: MatchState, s: number, p: number): number {
           }
           break loop;
         }
-        if (next === 0x66) { // 'f'
+        if (next === 0x66) {
+          // 'f'
           p += 2;
           if (heap[p] !== 0x5b) fail("missing '[' after '%f' in pattern");
           const ep = classEnd(ms, p);
@@ -324,7 +355,8 @@ export function match(ms: MatchState, s: number, p: number): number {
     const ep = classEnd(ms, p);
     const suffix = heap[ep];
     if (!singleMatch(ms, s, p, ep)) {
-      if (suffix === 0x2a || suffix === 0x3f || suffix === 0x2d) { // '*' '?' '-'
+      if (suffix === 0x2a || suffix === 0x3f || suffix === 0x2d) {
+        // '*' '?' '-'
         p = ep + 1;
         continue;
       }
@@ -332,7 +364,8 @@ export function match(ms: MatchState, s: number, p: number): number {
       break;
     }
     switch (suffix) {
-      case 0x3f: { // '?'
+      case 0x3f: {
+        // '?'
         const res = match(ms, s + 1, ep + 1);
         if (res !== -1) {
           s = res;

@@ -15,10 +15,7 @@ import { ensureStack, pushScalar, readScalar, readValues, type LuaScalar } from 
 export type LuaLeaf = (...args: LuaScalar[]) => LuaScalar | LuaScalar[] | void;
 
 /** The outcome of one resume of a thread. */
-export type ResumeResult =
-  | { status: 'yield'; values: LuaScalar[] }
-  | { status: 'return'; values: LuaScalar[] }
-  | { status: 'error'; message: string };
+export type ResumeResult = { status: 'yield'; values: LuaScalar[] } | { status: 'return'; values: LuaScalar[] } | { status: 'error'; message: string };
 
 /** Source of a chunk compiled once per platform and loaded as bytecode into every VM. */
 export interface RuntimeChunk {

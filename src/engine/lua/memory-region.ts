@@ -95,7 +95,11 @@ export class MemoryRegion {
     const image = this.image;
     if (!image || image.template !== template) return undefined;
     this.heap.bytes().set(image.bytes, this.start);
-    this.rewind(image.top, image.free.map((list) => list?.slice()), image.freeBytes);
+    this.rewind(
+      image.top,
+      image.free.map((list) => list?.slice()),
+      image.freeBytes,
+    );
     return image.state;
   }
 

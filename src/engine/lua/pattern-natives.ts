@@ -18,11 +18,37 @@ export type PatternNative = 'find' | 'match' | 'gmatch' | 'gmatch_step' | 'gsub'
 
 /** The C functions the natives call, by their C names. */
 export const NATIVE_C_FUNCTIONS = [
-  'luaL_where', 'lua_concat', 'lua_error', 'lua_pushlstring', 'luaL_checklstring', 'luaL_optinteger', 'lua_pushinteger',
-  'lua_pushnil', 'luaL_checkstack', 'lua_toboolean', 'lua_settop', 'lua_tolstring', 'lua_tointegerx', 'lua_copy',
-  'lua_type', 'luaL_typeerror', 'lua_pushvalue', 'lua_callk', 'lua_gettable', 'lua_isstring', 'lua_typename',
-  'lua_rotate', 'lua_newuserdatauv', 'lua_touserdata', 'lua_tocfunction', 'luaL_checkinteger', 'luaL_optlstring',
-  'lua_gettop', 'lua_getfield', 'malloc', 'free',
+  'luaL_where',
+  'lua_concat',
+  'lua_error',
+  'lua_pushlstring',
+  'luaL_checklstring',
+  'luaL_optinteger',
+  'lua_pushinteger',
+  'lua_pushnil',
+  'luaL_checkstack',
+  'lua_toboolean',
+  'lua_settop',
+  'lua_tolstring',
+  'lua_tointegerx',
+  'lua_copy',
+  'lua_type',
+  'luaL_typeerror',
+  'lua_pushvalue',
+  'lua_callk',
+  'lua_gettable',
+  'lua_isstring',
+  'lua_typename',
+  'lua_rotate',
+  'lua_newuserdatauv',
+  'lua_touserdata',
+  'lua_tocfunction',
+  'luaL_checkinteger',
+  'luaL_optlstring',
+  'lua_gettop',
+  'lua_getfield',
+  'malloc',
+  'free',
 ] as const;
 
 /** Those C functions, as the wasm module exports them. */
@@ -65,27 +91,35 @@ const INSTRUCTIONS_PER_STEP = 2;
 /** Steps charged at once: the count hook's interval in instructions, and nothing per call. */
 const CHARGE_EVERY = 5_000;
 
-
 /** Thrown inside a match when the run must stop; turned into the runtime's stop value. */
 class Stopping extends Error {}
 
 /** Runs one pattern native in `state`; answers its count of results, or raises in Lua. */
 export function callPatternNative(host: NativeHost, vm: NativeVm, state: number, which: PatternNative): number {
   // States are reused (a gsub callback may match again, so one per depth of nesting).
-  const ms: MatchState & { vm?: NativeVm } = idle.pop() ?? new MatchState(CHARGE_EVERY, () => {
-    if (ms.vm!.charge(CHARGE_EVERY * INSTRUCTIONS_PER_STEP)) throw new Stopping();
-  });
+  const ms: MatchState & { vm?: NativeVm } =
+    idle.pop() ??
+    new MatchState(CHARGE_EVERY, () => {
+      if (ms.vm!.charge(CHARGE_EVERY * INSTRUCTIONS_PER_STEP)) throw new Stopping();
+    });
   ms.vm = vm;
   ms.steps = vm.patternSteps;
   try {
     switch (which) {
-      case 'find': return findAux(host, ms, state, true);
-      case 'match': return findAux(host, ms, state, false);
-      case 'gmatch': return gmatch(host, vm, state);
-      case 'gmatch_step': return gmatchStep(host, ms, state);
-      case 'gsub': return gsub(host, vm, ms, state);
-      case 'rep': return rep(host, state);
-      case 'move': return move(host, vm, state);
+      case 'find':
+        return findAux(host, ms, state, true);
+      case 'match':
+        return findAux(host, ms, state, false);
+      case 'gmatch':
+        return gmatch(host, vm, state);
+      case 'gmatch_step':
+        return gmatchStep(host, ms, state);
+      case 'gsub':
+        return gsub(host, vm, ms, state);
+      case 'rep':
+        return rep(host, state);
+      case 'move':
+        return move(host, vm, state);
     }
   } catch (error) {
     if (error instanceof Stopping) host.raiseStop(state);
@@ -474,7 +508,13 @@ function move(host: NativeHost, vm: NativeVm, state: number): number {
 
 /** The leaf index of each native, as the trampoline dispatches them (below every other leaf). */
 export const NATIVE_INDEX: Record<PatternNative, number> = {
-  find: -10, match: -11, gmatch: -12, gmatch_step: -13, gsub: -14, rep: -15, move: -16,
+  find: -10,
+  match: -11,
+  gmatch: -12,
+  gmatch_step: -13,
+  gsub: -14,
+  rep: -15,
+  move: -16,
 };
 
 /** The native a leaf index stands for, or undefined. */

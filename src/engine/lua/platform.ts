@@ -77,7 +77,11 @@ export class LuaPlatform {
   readonly memory: VmMemory;
   private readonly nativeHost: NativeHost;
 
-  private constructor(readonly lua: LuaWasm, exports: WasmExports | undefined, options: PlatformOptions) {
+  private constructor(
+    readonly lua: LuaWasm,
+    exports: WasmExports | undefined,
+    options: PlatformOptions,
+  ) {
     const module = lua.module as EmscriptenModule;
     this.maxRegions = options.regions ?? DEFAULT_REGIONS;
     this.regionBytes = options.regionBytes ?? DEFAULT_REGION_BYTES;
@@ -332,9 +336,7 @@ export class LuaPlatform {
       lua.luaL_openlibs(state);
       lua.lua_getglobal(state, 'string');
       lua.lua_getfield(state, -1, 'dump');
-      const loaded = withCString(this.c, chunk.source, (pointer, size) =>
-        lua.luaL_loadbufferx(state, pointer, size, `=${chunk.name}`, 't'),
-      );
+      const loaded = withCString(this.c, chunk.source, (pointer, size) => lua.luaL_loadbufferx(state, pointer, size, `=${chunk.name}`, 't'));
       if (loaded !== LUA_OK) throw new Error(`runtime chunk ${chunk.name}: ${readScalar(this, state, -1)}`);
       // Stripped of debug info: a third smaller and faster to load into every VM. The
       // runtime raises its errors without positions anyway (level 0).
@@ -477,5 +479,4 @@ export class LuaPlatform {
     return this.lauxlibFunctions;
   }
   private lauxlibFunctions: { allocator: number; panic: number } | undefined;
-
 }

@@ -33,13 +33,20 @@ export function pushScalar(host: ValueHost, state: LuaState, value: LuaScalar): 
   if (value === null) c.pushnil(state);
   else if (typeof value === 'boolean') c.pushboolean(state, value ? 1 : 0);
   else if (typeof value === 'number') {
-    if (Number.isInteger(value) && Number.isSafeInteger(value)) c.pushinteger(state, value >= 0 && value < SMALL_INTEGERS.length ? SMALL_INTEGERS[value]! : BigInt(value));
+    if (Number.isInteger(value) && Number.isSafeInteger(value))
+      c.pushinteger(state, value >= 0 && value < SMALL_INTEGERS.length ? SMALL_INTEGERS[value]! : BigInt(value));
     else c.pushnumber(state, value);
   } else {
     // Through a scratch buffer with an explicit length, so NUL bytes inside text survive.
     const pointer = host.scratchBuffer(value.length * 3 + 1);
     const heap = host.c.heap;
-    c.pushlstring(state, pointer, value.length <= SHORT_TEXT_OUT ? writeShortText(value, heap, pointer) : encoder.encodeInto(value, heap.subarray(pointer, pointer + value.length * 3 + 1)).written);
+    c.pushlstring(
+      state,
+      pointer,
+      value.length <= SHORT_TEXT_OUT
+        ? writeShortText(value, heap, pointer)
+        : encoder.encodeInto(value, heap.subarray(pointer, pointer + value.length * 3 + 1)).written,
+    );
   }
 }
 

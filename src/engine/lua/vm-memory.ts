@@ -215,9 +215,7 @@ export class VmMemory {
         if (memory && memory !== vm.memory && (largest === undefined || memory.used > largest.used)) largest = memory;
       }
       if (!largest || largest.used <= (vm.memory?.used ?? 0)) return false;
-      largest.exceed(
-        `the server's Lua memory of ${formatBytes(this.limit)} was full, and this run held the most of it (${formatBytes(largest.used)})`,
-      );
+      largest.exceed(`the server's Lua memory of ${formatBytes(this.limit)} was full, and this run held the most of it (${formatBytes(largest.used)})`);
       for (const other of [...this.vms.values()]) if (other.memory === largest) other.close();
     }
     return true;

@@ -82,7 +82,11 @@ export class McpConnection {
   async callTool(
     name: string,
     args: Record<string, unknown>,
-    handlers: { signal: AbortSignal; onProgress?: (progress: { progress: number; total?: number; message?: string }) => void; onElicit?: (request: Elicitation) => Promise<ElicitResult> },
+    handlers: {
+      signal: AbortSignal;
+      onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+      onElicit?: (request: Elicitation) => Promise<ElicitResult>;
+    },
   ): Promise<{ content?: unknown; structuredContent?: unknown; isError?: unknown }> {
     this.elicit = handlers.onElicit ?? null;
     const controller = new AbortController();

@@ -45,7 +45,8 @@ export function mcpEndpoint(source: McpSource, vars: ConfigVars): { ok: true; en
   } catch {
     return { ok: false, message: `runvil.yaml gives an MCP server URL that is not a URL once its variables are read` };
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return { ok: false, message: 'runvil.yaml gives an MCP server URL that is not http or https once its variables are read' };
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    return { ok: false, message: 'runvil.yaml gives an MCP server URL that is not http or https once its variables are read' };
   const headers: Record<string, string> = Object.create(null);
   for (const [name, text] of source.headers) {
     const value = resolveConfigValue(text, vars);
@@ -73,7 +74,12 @@ export function mcpToolManifests(pack: ConfiguredPack, list: McpToolList): ToolM
 }
 
 /** A Pack over a configured MCP server, with the tool list the run keeps; `onProgress` hears each call's progress. */
-export function mcpPack(pack: ConfiguredPack, list: McpToolList, vars: ConfigVars, onProgress?: (tool: string, context: ToolContext, progress: ToolProgress) => void): Pack & { dispose(): Promise<void> } {
+export function mcpPack(
+  pack: ConfiguredPack,
+  list: McpToolList,
+  vars: ConfigVars,
+  onProgress?: (tool: string, context: ToolContext, progress: ToolProgress) => void,
+): Pack & { dispose(): Promise<void> } {
   if (pack.source.kind !== 'mcp') throw new Error(`${pack.fqName} is not an MCP Pack`);
   const source = pack.source;
   const tools = mcpToolManifests(pack, list);
@@ -122,7 +128,10 @@ export function mcpPack(pack: ConfiguredPack, list: McpToolList, vars: ConfigVar
         return toolOutcome(toolId, result, tool.output === 'structured');
       } catch (error) {
         if (context.signal?.aborted) return { ok: false, message: `${toolId}: the call was cancelled` };
-        return { ok: false, message: `${toolId}: the MCP server did not answer (${watchdog.expired ? `no word within ${MCP_CALL_SILENCE_MS / 1000} s` : shortReason(error)})` };
+        return {
+          ok: false,
+          message: `${toolId}: the MCP server did not answer (${watchdog.expired ? `no word within ${MCP_CALL_SILENCE_MS / 1000} s` : shortReason(error)})`,
+        };
       } finally {
         watchdog.stop();
         // A connection that failed mid-call is not trusted with another call.

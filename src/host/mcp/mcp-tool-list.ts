@@ -20,9 +20,7 @@ export interface McpToolSpec {
 }
 
 /** A Pack's tools as read at prepare, or why the server could not give them. */
-export type McpToolList =
-  | { ok: true; tools: McpToolSpec[]; refused: { name: string; reason: string }[] }
-  | { ok: false; reason: string };
+export type McpToolList = { ok: true; tools: McpToolSpec[]; refused: { name: string; reason: string }[] } | { ok: false; reason: string };
 
 /** How long a tool list read from a server is reused by the runs this isolate starts. */
 export const MCP_TOOL_LIST_TTL_MS = 30_000;

@@ -35,7 +35,9 @@ export function Layout(props: { view: ConsoleView; title: string; data?: Record<
       </head>
       <body data-view={props.view} {...data}>
         <header class="top">
-          <a class="brand" href="/console">Runvil</a>
+          <a class="brand" href="/console">
+            Runvil
+          </a>
           <nav>
             {NAV.map((item) => (
               <a href={item.href} aria-current={item.view === current ? 'page' : undefined}>
@@ -44,7 +46,9 @@ export function Layout(props: { view: ConsoleView; title: string; data?: Record<
               </a>
             ))}
           </nav>
-          <button type="button" id="forget-token" class="quiet">Forget token</button>
+          <button type="button" id="forget-token" class="quiet">
+            Forget token
+          </button>
         </header>
         <section id="token-gate" class="gate" hidden>
           <form id="token-form">

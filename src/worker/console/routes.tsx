@@ -48,5 +48,7 @@ consoleRoutes.get('/console/prompts', (c) => c.html(<PromptsPage />));
 consoleRoutes.get('/console/prompts/:name', (c) => c.html(<PromptPage name={c.req.param('name')} />));
 
 // The script and stylesheet change with the deployment only: a browser may keep them a while.
-consoleRoutes.get(SCRIPT_PATH, (c) => c.body(CONSOLE_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=300' }));
+consoleRoutes.get(SCRIPT_PATH, (c) =>
+  c.body(CONSOLE_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=300' }),
+);
 consoleRoutes.get(STYLE_PATH, (c) => c.body(CONSOLE_STYLE, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=300' }));

@@ -88,12 +88,16 @@ export function RunPage(props: { runId: string }) {
       </section>
       <section>
         <h2>Conversation</h2>
-        <p class="muted" id="conversation-empty">No model step yet.</p>
+        <p class="muted" id="conversation-empty">
+          No model step yet.
+        </p>
         <div id="conversation" class="steps"></div>
       </section>
       <section>
         <h2>Tool calls</h2>
-        <p class="muted" id="tool-calls-empty">No tool call yet.</p>
+        <p class="muted" id="tool-calls-empty">
+          No tool call yet.
+        </p>
         <div id="tool-calls" class="calls"></div>
       </section>
       <section>
@@ -102,7 +106,9 @@ export function RunPage(props: { runId: string }) {
       </section>
       <section>
         <h2>Files</h2>
-        <p class="muted" id="files-empty">No files.</p>
+        <p class="muted" id="files-empty">
+          No files.
+        </p>
         <ul id="files" class="files"></ul>
         <div id="file-view" hidden>
           <h3 id="file-name" class="mono"></h3>

@@ -30,7 +30,13 @@ hookRoutes.post('/hooks/:name', async (c) => {
   if (!check.ok) throw new ApiError(401, check.message);
   checkDedupeKey(check.id, 'webhook-id');
   checkJsonContentType(c.req.raw);
-  const args = parseJsonObject(body, 'the webhook body (the run\'s args)');
-  const started = await startRun(c.env, { prompt: name, args, id: webhookRunId(c.env, name, check.id), webhook_id: check.id, origin: new URL(c.req.url).origin });
+  const args = parseJsonObject(body, "the webhook body (the run's args)");
+  const started = await startRun(c.env, {
+    prompt: name,
+    args,
+    id: webhookRunId(c.env, name, check.id),
+    webhook_id: check.id,
+    origin: new URL(c.req.url).origin,
+  });
   return c.json({ run_id: started.view.run_id, status: started.view.status, duplicate: !started.created }, started.created ? 202 : 200);
 });

@@ -35,7 +35,14 @@ listRoutes.get('/runs', requireApiToken, async (c) => {
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return c.json({
-    runs: page.map((row) => ({ run_id: row.run_id, prompt: row.prompt, status: row.status, created_at: row.created_at, ended_at: row.ended_at, pending_count: row.pending_count })),
+    runs: page.map((row) => ({
+      run_id: row.run_id,
+      prompt: row.prompt,
+      status: row.status,
+      created_at: row.created_at,
+      ended_at: row.ended_at,
+      pending_count: row.pending_count,
+    })),
     next_cursor: rows.length > limit && last ? encodeCursor('runs', [last.created_at, last.run_id]) : null,
   });
 });

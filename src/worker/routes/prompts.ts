@@ -41,7 +41,8 @@ promptRoutes.post('/prompts/:name/runs', async (c) => {
   const body = parseJsonObject(await readText(c.req.raw));
   onlyKeys(body, ['args', 'seed']);
   const args = body.args ?? {};
-  if (args === null || typeof args !== 'object' || Array.isArray(args)) throw new ApiError(400, '`args` must be a JSON object of the prompt\'s args', { field: 'args' });
+  if (args === null || typeof args !== 'object' || Array.isArray(args))
+    throw new ApiError(400, "`args` must be a JSON object of the prompt's args", { field: 'args' });
   if (body.seed !== undefined && typeof body.seed !== 'string') throw new ApiError(400, '`seed` must be a string', { field: 'seed' });
   const started = await startRun(c.env, {
     prompt: name,

@@ -40,10 +40,11 @@ replayRoutes.post('/runs/:id/fork', requireApiToken, async (c) => {
   onlyKeys(body, ['at', 'answers', 'source']);
   const at = body.at;
   if (typeof at !== 'number' || !Number.isSafeInteger(at)) {
-    throw new ApiError(400, '`at` must be a whole number: how many of the run\'s journal entries the fork starts with', { field: 'at' });
+    throw new ApiError(400, "`at` must be a whole number: how many of the run's journal entries the fork starts with", { field: 'at' });
   }
   const answers = answersOf(body.answers);
-  if (body.source !== undefined && typeof body.source !== 'string') throw new ApiError(400, '`source` must be a string: the prompt\'s Markdown text', { field: 'source' });
+  if (body.source !== undefined && typeof body.source !== 'string')
+    throw new ApiError(400, "`source` must be a string: the prompt's Markdown text", { field: 'source' });
 
   const from = await original.forkSource();
   if (!from.ok) throw refused(from, id);
@@ -87,7 +88,12 @@ function answersOf(value: Json | undefined): Map<string, string> {
   }
   for (const askId of Object.keys(value)) {
     const text = value[askId];
-    if (typeof text !== 'string') throw new ApiError(400, `\`answers\` gives the ask ${JSON.stringify(askId)} a ${text === null ? 'null' : Array.isArray(text) ? 'list' : typeof text}; an answer is a string`, { field: 'answers' });
+    if (typeof text !== 'string')
+      throw new ApiError(
+        400,
+        `\`answers\` gives the ask ${JSON.stringify(askId)} a ${text === null ? 'null' : Array.isArray(text) ? 'list' : typeof text}; an answer is a string`,
+        { field: 'answers' },
+      );
     answers.set(askId, text);
   }
   return answers;

@@ -56,7 +56,7 @@ runRoutes.post('/runs/:id/asks/:ask_id', async (c) => {
   checkJsonContentType(c.req.raw);
   const body = parseJsonObject(await readText(c.req.raw));
   onlyKeys(body, ['answer', 'answered_by']);
-  if (typeof body.answer !== 'string') throw new ApiError(400, '`answer` must be a string: the operator\'s answer text', { field: 'answer' });
+  if (typeof body.answer !== 'string') throw new ApiError(400, "`answer` must be a string: the operator's answer text", { field: 'answer' });
   const answeredBy = answeredByOf(body.answered_by);
   // One call: the object answers once the run has suspended again or ended, or at `wait`.
   // Read-your-writes: beside it, and delivered after it, the call that settles once the
@@ -86,7 +86,9 @@ runRoutes.get('/runs/:id/notifications', requireApiToken, async (c) => {
   const id = c.req.param('id');
   const notifications = await runObject(c.env, id).notifications();
   if (notifications === undefined) throw new ApiError(404, `no run ${JSON.stringify(id)}`);
-  return c.json({ notifications: notifications.map(({ webhook_id, event, url, state, attempts, last_status }) => ({ webhook_id, event, url, state, attempts, last_status })) });
+  return c.json({
+    notifications: notifications.map(({ webhook_id, event, url, state, attempts, last_status }) => ({ webhook_id, event, url, state, attempts, last_status })),
+  });
 });
 
 runRoutes.get('/runs/:id/files/*', requireApiToken, async (c) => {
@@ -108,9 +110,11 @@ runRoutes.get('/runs/:id/files/*', requireApiToken, async (c) => {
 /** The `answered_by` of an answer: absent, or a string of at most MAX_ANSWERED_BY_CHARS characters. */
 function answeredByOf(value: Json | undefined): string | null {
   if (value === undefined) return null;
-  if (typeof value !== 'string') throw new ApiError(400, '`answered_by` must be a string: who answers (a name, an email, a chat handle)', { field: 'answered_by' });
+  if (typeof value !== 'string')
+    throw new ApiError(400, '`answered_by` must be a string: who answers (a name, an email, a chat handle)', { field: 'answered_by' });
   const chars = [...value].length;
-  if (chars > MAX_ANSWERED_BY_CHARS) throw new ApiError(400, `\`answered_by\` is ${chars} characters long; it takes at most ${MAX_ANSWERED_BY_CHARS}`, { field: 'answered_by' });
+  if (chars > MAX_ANSWERED_BY_CHARS)
+    throw new ApiError(400, `\`answered_by\` is ${chars} characters long; it takes at most ${MAX_ANSWERED_BY_CHARS}`, { field: 'answered_by' });
   return value;
 }
 

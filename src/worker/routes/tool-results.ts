@@ -22,9 +22,10 @@ toolResultRoutes.post('/runs/:id/tool-results/:call_id', async (c) => {
   const callId = c.req.param('call_id');
   const credential = await credentialOf(c.req.raw, c.env);
   if (credential.kind !== 'api') {
-    if (askSecret(c.env) === null) throw new ApiError(401, 'the server has no RUNVIL_API_TOKEN (or RUNVIL_ASK_SECRET) configured, so it cannot check callback tokens');
+    if (askSecret(c.env) === null)
+      throw new ApiError(401, 'the server has no RUNVIL_API_TOKEN (or RUNVIL_ASK_SECRET) configured, so it cannot check callback tokens');
     if (!(await isCallToken(c.env, runId, callId, credential.token))) {
-      throw new ApiError(401, 'wrong token: send the callback_token of this tool call (it delivers that call\'s result only), or the API token');
+      throw new ApiError(401, "wrong token: send the callback_token of this tool call (it delivers that call's result only), or the API token");
     }
   }
   checkJsonContentType(c.req.raw);
@@ -32,6 +33,7 @@ toolResultRoutes.post('/runs/:id/tool-results/:call_id', async (c) => {
   if (!parsed.ok) throw new ApiError(400, parsed.message, parsed.field !== undefined ? { field: parsed.field } : {});
   const result = parsed.result;
   const outcome = await runObject(c.env, runId).toolResult(callId, result);
-  if (!outcome.ok) throw new ApiError(outcome.status, outcome.status === 404 && outcome.message === 'no such run' ? `no run ${JSON.stringify(runId)}` : outcome.message);
+  if (!outcome.ok)
+    throw new ApiError(outcome.status, outcome.status === 404 && outcome.message === 'no such run' ? `no run ${JSON.stringify(runId)}` : outcome.message);
   return c.json({ accepted: true });
 });

@@ -29,7 +29,12 @@ const SEARCH = { lua: 'results for lua', '*': 'other results' };
 
 /** The model's replies, in the order the run asks for them. */
 const MODEL = [
-  { tool_calls: [{ id: 'call_1', name: 'web_search', arguments: { query: 'lua' } }, { id: 'call_2', name: 'web_search', arguments: { query: 'lua release' } }] },
+  {
+    tool_calls: [
+      { id: 'call_1', name: 'web_search', arguments: { query: 'lua' } },
+      { id: 'call_2', name: 'web_search', arguments: { query: 'lua release' } },
+    ],
+  },
   { tool_calls: [{ id: 'call_3', name: 'web_search', arguments: { query: 'lua 5.4' } }] },
   { content: 'Lua 5.4' },
   { content: 'A short summary.' },

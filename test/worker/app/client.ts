@@ -20,7 +20,11 @@ export const API_TOKEN = 'test-api-token';
 export const testEnv = env as unknown as Env;
 
 /** A request to the app; `token` null sends no Authorization header. */
-export async function call(method: string, path: string, options: { body?: unknown; token?: string | null; headers?: Record<string, string> } = {}): Promise<Response> {
+export async function call(
+  method: string,
+  path: string,
+  options: { body?: unknown; token?: string | null; headers?: Record<string, string> } = {},
+): Promise<Response> {
   const headers = new Headers(options.headers);
   const token = options.token === undefined ? API_TOKEN : options.token;
   if (token !== null) headers.set('authorization', `Bearer ${token}`);

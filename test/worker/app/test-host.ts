@@ -88,10 +88,13 @@ export function testHost(env: Env, operator: Operator, runId: string): HostConfi
   const packs = base.packs.map((pack) =>
     pack.manifest.fqName !== 'runvil/user-input'
       ? pack
-      : { ...pack, call: async (tool: string, args: Parameters<Pack['call']>[1], context: Parameters<Pack['call']>[2]) => {
-          performed.push(`${context.runId} ${tool} ${String(args.question)}`);
-          return pack.call(tool, args, context);
-        } },
+      : {
+          ...pack,
+          call: async (tool: string, args: Parameters<Pack['call']>[1], context: Parameters<Pack['call']>[2]) => {
+            performed.push(`${context.runId} ${tool} ${String(args.question)}`);
+            return pack.call(tool, args, context);
+          },
+        },
   );
   return {
     ...base,

@@ -42,7 +42,16 @@ export const DEPLOY_PACK: ConfiguredPack = {
 /** One call the service received: its headers' id, its verified body, and its try. */
 export interface ReceivedCall {
   webhookId: string;
-  body: { type: string; run_id: string; call_id: string; tool: string; arguments: { service?: string }; callback_url: string; callback_token: string; deadline: string };
+  body: {
+    type: string;
+    run_id: string;
+    call_id: string;
+    tool: string;
+    arguments: { service?: string };
+    callback_url: string;
+    callback_token: string;
+    deadline: string;
+  };
   tries: number;
 }
 

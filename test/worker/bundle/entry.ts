@@ -76,9 +76,7 @@ export default {
       const { result, resultCount } = thread.resume(0);
       if (result === LuaReturn.Ok) {
         const top = thread.getTop();
-        answer.values = Array.from({ length: resultCount }, (_, i) =>
-          thread.getValue(top - resultCount + 1 + i),
-        );
+        answer.values = Array.from({ length: resultCount }, (_, i) => thread.getValue(top - resultCount + 1 + i));
       } else {
         answer.error = thread.indexToString(-1);
       }
