@@ -4,7 +4,7 @@
  * (results arrive from the test file). A deadline is a timer; `deliver` takes a result as
  * the callback route does: once, the same again accepted, a different one refused.
  */
-import { sameResult, type CallEnd, type CallLedger, type CallOpening, type CallRecord, type ToolResult } from './tool-calls.ts';
+import { newCallRecord, sameResult, type CallEnd, type CallLedger, type CallOpening, type CallRecord, type ToolResult } from './tool-calls.ts';
 
 /** What a delivered result gets: accepted, or refused with the status the callback route answers. */
 export type Delivery = { ok: true } | { ok: false; status: 404 | 409; message: string };
@@ -29,17 +29,7 @@ export class MemoryCallLedger implements CallLedger {
   open(call: CallOpening): CallRecord {
     const known = this.records.get(call.callId);
     if (known) return known;
-    const now = (this.options.clock ?? Date.now)();
-    const record: CallRecord = {
-      call_id: call.callId,
-      tool: call.tool,
-      chain: call.chain,
-      state: 'sending',
-      called_at: new Date(now).toISOString(),
-      deadline: new Date(now + call.timeoutSeconds * 1000).toISOString(),
-      timeout_seconds: call.timeoutSeconds,
-      order: this.records.size + 1,
-    };
+    const record = newCallRecord(call, (this.options.clock ?? Date.now)(), this.records.size + 1);
     this.records.set(call.callId, record);
     return record;
   }

@@ -49,6 +49,20 @@ export interface CallOpening {
   timeoutSeconds: number;
 }
 
+/** The record of a call opened at `now` (epoch ms), the `order`-th of its run, before it is sent. */
+export function newCallRecord(call: CallOpening, now: number, order: number): CallRecord {
+  return {
+    call_id: call.callId,
+    tool: call.tool,
+    chain: call.chain,
+    state: 'sending',
+    called_at: new Date(now).toISOString(),
+    deadline: new Date(now + call.timeoutSeconds * 1000).toISOString(),
+    timeout_seconds: call.timeoutSeconds,
+    order,
+  };
+}
+
 /** Where a run's calls that may answer later are kept and their results arrive. */
 export interface CallLedger {
   /** The call's record: the stored one on a replay, else a new one in state `sending`. */

@@ -10,7 +10,7 @@
  * every effect in flight waits on an ask or on a call in state `waiting` (live-run.ts).
  */
 import { endOf } from '../host/memory-call-ledger.ts';
-import { sameResult, type CallEnd, type CallLedger, type CallOpening, type CallRecord, type ToolResult } from '../host/tool-calls.ts';
+import { newCallRecord, sameResult, type CallEnd, type CallLedger, type CallOpening, type CallRecord, type ToolResult } from '../host/tool-calls.ts';
 import type { RunState } from './run-state.ts';
 import type { PendingToolCall } from './run-view.ts';
 
@@ -42,17 +42,7 @@ export class CallBroker implements CallLedger {
   open(call: CallOpening): CallRecord {
     const known = this.state.call(call.callId);
     if (known) return known;
-    const now = this.clock();
-    const record: CallRecord = {
-      call_id: call.callId,
-      tool: call.tool,
-      chain: call.chain,
-      state: 'sending',
-      called_at: new Date(now).toISOString(),
-      deadline: new Date(now + call.timeoutSeconds * 1000).toISOString(),
-      timeout_seconds: call.timeoutSeconds,
-      order: this.state.calls().length + 1,
-    };
+    const record = newCallRecord(call, this.clock(), this.state.calls().length + 1);
     this.state.putCall(record);
     return record;
   }
