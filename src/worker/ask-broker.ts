@@ -32,6 +32,20 @@ export function askedWithin(askId: string, task: string): boolean {
   return chain === task || chain.startsWith(`${task}.`);
 }
 
+/** Closes, as expired, every pending ask of the run whose deadline is at or before `now`; answers their ids. */
+export function expireAsks(state: RunState, now: number): string[] {
+  const expired: string[] = [];
+  for (const ask of state.asks()) {
+    if (ask.state !== 'pending' || !ask.expires_at || Date.parse(ask.expires_at) > now) continue;
+    state.atomically(() => {
+      state.putAsk({ ...ask, state: 'closed', closed_reason: 'expired', closed_at: new Date(now).toISOString() });
+      state.appendEvent({ type: 'ask_expired', task: chainOfAsk(ask.ask_id), ask_id: ask.ask_id });
+    });
+    expired.push(ask.ask_id);
+  }
+  return expired;
+}
+
 /** Operator asks of one live run. */
 export class AskBroker implements Operator {
   private readonly waiting = new Map<string, (answer: OperatorAnswer) => void>();

@@ -15,7 +15,7 @@ import type { JournalEntry } from '../engine/journal.ts';
 import type { RunOutcome } from '../engine/run.ts';
 import type { HostConfig } from '../host/host.ts';
 import type { Operator } from '../host/operator.ts';
-import { chainOfAsk } from './ask-broker.ts';
+import { chainOfAsk, expireAsks } from './ask-broker.ts';
 import type { DeploymentConfig } from '../config/deployment-config.ts';
 import { deploymentConfig } from './deployment.ts';
 import type { ToolResult } from '../host/tool-calls.ts';
@@ -337,17 +337,9 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
    */
   private expireAsks(now: number): void {
     if (isFinal(this.state.progress().status)) return;
-    let expired = false;
-    for (const ask of this.state.asks()) {
-      if (ask.state !== 'pending' || !ask.expires_at || Date.parse(ask.expires_at) > now) continue;
-      this.state.atomically(() => {
-        this.state.putAsk({ ...ask, state: 'closed', closed_reason: 'expired', closed_at: new Date(now).toISOString() });
-        this.state.appendEvent({ type: 'ask_expired', task: chainOfAsk(ask.ask_id), ask_id: ask.ask_id });
-      });
-      if (this.live) this.live.broker.deliver(ask.ask_id, { ok: false, message: OPERATOR_WINDOW_CLOSED });
-      expired = true;
-    }
-    if (!expired) return;
+    const expired = expireAsks(this.state, now);
+    if (expired.length === 0) return;
+    if (this.live) for (const askId of expired) this.live.broker.deliver(askId, { ok: false, message: OPERATOR_WINDOW_CLOSED });
     this.launch('resume');
     this.refreshStatus();
   }
