@@ -11,14 +11,12 @@ import { parsePrompt } from '../src/prompt/parse.ts';
 import { LuaPlatform } from '../src/engine/lua/vm.ts';
 import { runPrompt } from '../src/engine/run.ts';
 import type { JournalEntry } from '../src/engine/journal.ts';
-import { createHarness, servicesOf } from '../src/host/harness.ts';
 import { runOnHost, type HostConfig } from '../src/host/host.ts';
-import { MemoryRunStore } from '../src/host/run-store.ts';
 import type { Operator } from '../src/host/operator.ts';
 import type { Pack } from '../src/host/pack.ts';
 import type { ModelProvider, ModelRequest } from '../src/models/provider.ts';
 import { measurePeers, RECORDED } from './peers.ts';
-import { B1_RESULT, B1_SOURCE, grabPack } from './workloads.ts';
+import { B1_RESULT, B1_SOURCE, grabPack, pureLuaHarness } from './workloads.ts';
 
 const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
 // The peers run first, alone, so neither side competes for the CPU with the other.
@@ -140,14 +138,7 @@ for (const k of [0, 10, 100, 1000]) {
 
 // B1: a 20-section pure-Lua prompt against 20 bare VMs ----------------------------------------
 const source = B1_SOURCE;
-const harness = createHarness({
-  runId: 'bench',
-  store: new MemoryRunStore(),
-  packs: new Map(),
-  services: servicesOf(),
-  operator: { ask: async () => ({ ok: false, message: 'no operator' }) },
-  models: { provider: () => 'no model' },
-});
+const harness = pureLuaHarness();
 const runTwenty = async () => {
   const parsed = parsePrompt(source, 'bench.md');
   if (!parsed.ok) throw new Error('bench prompt does not parse');

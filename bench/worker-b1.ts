@@ -10,9 +10,7 @@ import type { LuaFactory } from 'wasmoon';
 import type { LuaPlatform } from '../src/engine/lua/vm.ts';
 import { parsePrompt } from '../src/prompt/parse.ts';
 import { runPrompt } from '../src/engine/run.ts';
-import { createHarness, servicesOf } from '../src/host/harness.ts';
-import { MemoryRunStore } from '../src/host/run-store.ts';
-import { B1_RESULT, B1_SOURCE } from './workloads.ts';
+import { B1_RESULT, B1_SOURCE, pureLuaHarness } from './workloads.ts';
 
 /** One B1 measurement: microseconds per iteration of each side. */
 export interface B1Measure {
@@ -31,14 +29,7 @@ async function now(): Promise<number> {
 
 /** Times `iterations` of each side, the baseline first. */
 export async function measureB1(platform: LuaPlatform, factory: LuaFactory, iterations: number): Promise<B1Measure> {
-  const harness = createHarness({
-    runId: 'bench',
-    store: new MemoryRunStore(),
-    packs: new Map(),
-    services: servicesOf(),
-    operator: { ask: async () => ({ ok: false, message: 'no operator' }) },
-    models: { provider: () => 'no model' },
-  });
+  const harness = pureLuaHarness();
   let start = await now();
   for (let i = 0; i < iterations; i++) for (let j = 0; j < 20; j++) (await factory.createEngine()).global.close();
   const bareUs = (((await now()) - start) * 1000) / iterations;

@@ -15,8 +15,7 @@ import { parsePrompt } from '../src/prompt/parse.ts';
 import type { LuaPlatform, LuaVm, VmOptions } from '../src/engine/lua/vm.ts';
 import { runPrompt } from '../src/engine/run.ts';
 import { ARMS_AT_ONCE } from '../src/engine/tasks.ts';
-import { createHarness, servicesOf } from '../src/host/harness.ts';
-import { MemoryRunStore } from '../src/host/run-store.ts';
+import { pureLuaHarness } from './workloads.ts';
 
 /** A Worker isolate's memory. */
 export const ISOLATE_BYTES = 128 * 1024 * 1024;
@@ -134,14 +133,7 @@ export async function measureFanout(
   const counter = counterOf(platform);
   counter.peak = counter.live.size;
   counter.peakLuaBytes = 0;
-  const harness = createHarness({
-    runId: 'bench',
-    store: new MemoryRunStore(),
-    packs: new Map(),
-    services: servicesOf(),
-    operator: { ask: async () => ({ ok: false, message: 'no operator' }) },
-    models: { provider: () => 'no model' },
-  });
+  const harness = pureLuaHarness();
   const jsBefore = options.jsHeap?.();
   let peakJs = 0;
   let events = 0;

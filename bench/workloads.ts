@@ -3,7 +3,10 @@
  * their in-process `grab` tool and the W3 model's choice of call, shared by the benchmarks
  * and the tests that check them.
  */
+import type { Harness } from '../src/engine/effects.ts';
+import { createHarness, servicesOf } from '../src/host/harness.ts';
 import type { Pack } from '../src/host/pack.ts';
+import { MemoryRunStore } from '../src/host/run-store.ts';
 import type { MessageRecord, ToolCall } from '../src/models/provider.ts';
 
 /** The peers' in-process grab tool: `grab_grab` on the wire, answering `grabbed {value}`. */
@@ -73,3 +76,15 @@ export const B1_SOURCE = `---\nname: bench\ndescription: Twenty pure-Lua section
 
 /** What B1's prompt returns. */
 export const B1_RESULT = 'total 210';
+
+/** A Harness for pure-Lua workloads: files in memory, no Packs, no operator, no model. */
+export function pureLuaHarness(): Harness {
+  return createHarness({
+    runId: 'bench',
+    store: new MemoryRunStore(),
+    packs: new Map(),
+    services: servicesOf(),
+    operator: { ask: async () => ({ ok: false, message: 'no operator' }) },
+    models: { provider: () => 'no model' },
+  });
+}
