@@ -48,7 +48,8 @@ async function child(tree: string, scale: number): Promise<void> {
     medians[name] = { wall: median(wall), cpu: median(cpu) };
   };
 
-  // The workloads of bench/run.ts, unchanged (the peers' scripted model and tools).
+  // The workloads of bench/run.ts, unchanged (the peers' scripted model and tools), written out
+  // here because a baseline tree's bench/run.ts exports none of them.
   type Request = { messages: { role: string }[] };
   const scriptedModel = (k: number, askAfter: boolean) => ({
     async round(request: Request) {
