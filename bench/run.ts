@@ -128,9 +128,12 @@ for (const k of [0, 10, 100, 1000]) {
   });
   if (suspended.status !== 'failed') throw new Error('W3 did not suspend');
   journal = suspended.journal;
-  // Timed: resume by replaying the journal, the ask answered "blue".
+  // Timed: resume by replaying the journal, the ask answered "blue", as the Durable Object
+  // resumes: the events it already holds (all but the interruption's run_failed) are counted,
+  // not made again.
+  const eventsKnown = suspended.events.filter((event) => event.type !== 'run_failed').length;
   const resume = async () => {
-    const outcome = await runOnHost(platform, host(k, true, answering('blue')), { prompt: target, journal });
+    const outcome = await runOnHost(platform, host(k, true, answering('blue')), { prompt: target, journal, eventsKnown });
     if (outcome.status !== 'completed') throw new Error(`W3 resume: ${outcome.error.kind}: ${outcome.error.message}`);
   };
   results[`W3 N=${k}`] = await sample(`W3 resume after interrupt, N=${k}`, n(k >= 1000 ? 10 : k === 100 ? 20 : 100), resume);
