@@ -97,7 +97,9 @@ function __rv_main()
   return 'error', err_kind, message, last_traceback
 end
 
+
 -- The template ends with a full collection: every VM then starts with its garbage collector
 -- at the start of a cycle, its pace set by what the runtime really holds, whatever garbage
--- loading the runtime left (a prompt near its memoryBytes relies on collections keeping up).
+-- loading the runtime left (a prompt near its memoryBytes relies on collections keeping up:
+-- test/engine/resource-budget.test.ts fills most of a 16 MiB heap twice).
 collectgarbage()
