@@ -82,7 +82,7 @@ export class EffectRunner {
       this.divergedAt ??= recorded;
       const where = section === undefined ? '' : `, ${sectionWords(section)}`;
       throw new DeterminismViolation(
-        `the run diverged from its journal at effect ${seq} of chain ${chain}${where}: ${differenceWords(recorded.request, kept)}`,
+        `the run diverged from its journal at effect ${seq} of chain ${chain}${where}: ${differenceWords(recorded.request, request)}`,
       );
     }
     this.took(recorded);
