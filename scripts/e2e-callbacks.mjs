@@ -3,7 +3,7 @@
  * to a tool service that answered 202 waits across a restart of the server; bad callbacks
  * change nothing, and the service's signed result completes it.
  */
-import { check, step } from './e2e-client.mjs';
+import { check, sleep, step } from './e2e-client.mjs';
 
 const DEPLOY = `---
 name: e2e-deploy
