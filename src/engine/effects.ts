@@ -27,6 +27,15 @@ export type EffectRequest =
    */
   | { op: 'model.round'; role: string; digest: string; readonly request: Json };
 
+/**
+ * What the journal keeps of a request: all of it, except a model round's `request`. Its
+ * fields in the order the journal's text has always had them.
+ */
+export function journaled(request: EffectRequest): EffectRequest {
+  if (request.op !== 'model.round') return request;
+  return { op: request.op, role: request.role, digest: request.digest } as EffectRequest;
+}
+
 /** The Harness's answer: a JSON value, or an error with a Lua-side kind and a model-safe message. */
 export type EffectAnswer = { ok: true; value: Json } | { ok: false; error: { kind: string; message: string } };
 

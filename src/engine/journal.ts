@@ -3,7 +3,7 @@
  * Replaying a run over its journal reproduces it without calling the Harness again.
  */
 import { sameJson } from '../json/canonical-json.ts';
-import { failed, type EffectAnswer, type EffectContext, type EffectRequest, type Harness, type StepRequest } from './effects.ts';
+import { failed, journaled, type EffectAnswer, type EffectContext, type EffectRequest, type Harness, type StepRequest } from './effects.ts';
 import type { RunMeter } from './run-meter.ts';
 import { differenceWords, effectWords, sectionWords } from './effect-words.ts';
 
@@ -77,7 +77,8 @@ export class EffectRunner {
     const problem = this.meter?.store(request);
     if (problem !== undefined) return { seq, answer: failed('limit', problem) };
     if (!recorded) return { seq };
-    if (!sameJson(recorded.request, request)) {
+    const kept = journaled(request);
+    if (!sameJson(recorded.request, kept)) {
       this.divergedAt ??= recorded;
       const where = section === undefined ? '' : `, ${sectionWords(section)}`;
       throw new DeterminismViolation(
@@ -92,7 +93,7 @@ export class EffectRunner {
   async perform(chain: string, seq: number, request: EffectRequest, section: string | null, runId: string): Promise<EffectAnswer> {
     const context: EffectContext = { runId, chain, seq, section };
     const answer = await this.harness.perform(request, context);
-    if (!this.closed) await this.append({ chain, seq, request, answer });
+    if (!this.closed) await this.append({ chain, seq, request: journaled(request), answer });
     return answer;
   }
 

@@ -12,8 +12,8 @@ import type { LuaScalar } from '../lua/vm.ts';
 import type { RunContext } from '../run-context.ts';
 import { storePathProblem } from '../store-path.ts';
 import type { EntrySpec } from './driver.ts';
-import { answerRound, fusedCalls, keepMadeRecords, prepareRound, type EntryState } from './model-rounds.ts';
-import { decodeBatch, failure } from './protocol.ts';
+import { answerRound, fusedCalls, prepareRound, type EntryState } from './model-rounds.ts';
+import { decodeBatch, decodeEffect, failure, fusedRecordTexts } from './protocol.ts';
 import { finishBatch, toolRequest } from './tool-batches.ts';
 
 /**
@@ -42,8 +42,7 @@ export function* effectPlan(run: RunContext, spec: EntrySpec, entry: EntryState,
     const answers = yield { requests: calls.map((call) => toolRequest(run, spec, call)), optional: false };
     return finishBatch(run, spec, calls, answers!);
   }
-  const effectOp = String(rest[0]);
-  if (effectOp === 'model.round') {
+  if (rest[0] === 'model.round') {
     const round = prepareRound(run, spec, entry, rest);
     if ('refusal' in round) return failure('context', round.refusal);
     const [reply] = (yield { requests: [round.request], optional: false })!;
@@ -53,16 +52,17 @@ export function* effectPlan(run: RunContext, spec: EntrySpec, entry: EntryState,
       const results = yield { requests: calls.map((call) => toolRequest(run, spec, call)), optional: true };
       if (results) {
         values.push(...finishBatch(run, spec, calls, results));
-        keepMadeRecords(entry, values);
+        entry.fusedRecords = fusedRecordTexts(values);
       }
     }
     return values;
   }
-  const request = toRequest(effectOp, JSON.parse(String(rest[1])) as Record<string, Json>);
+  const effect = decodeEffect(rest);
+  const request = toRequest(effect.op, JSON.parse(effect.payloadText) as Record<string, Json>);
   if ('problem' in request) return failure('lua', request.problem);
   noteStoreTaint(run, spec, request);
   const [answer] = (yield { requests: [request], optional: false })!;
-  return toLua(effectOp, answer!);
+  return toLua(effect.op, answer!);
 }
 
 /**

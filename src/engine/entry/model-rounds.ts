@@ -12,7 +12,7 @@ import type { LuaScalar } from '../lua/vm.ts';
 import { checkReply, type CheckedReply } from '../model-reply.ts';
 import type { RunContext } from '../run-context.ts';
 import type { EntrySpec } from './driver.ts';
-import { decodeRound, encodeReply, failure, madeRecordTexts, replyCall, replyCallCount, ROUND_TEXTS_AT, type BatchCall } from './protocol.ts';
+import { decodeRound, encodeReply, failure, replyCall, replyCallCount, ROUND_TEXTS_AT, type BatchCall } from './protocol.ts';
 
 /** What an entry keeps between its model rounds. */
 export interface EntryState {
@@ -21,8 +21,12 @@ export interface EntryState {
   renderedTools: Record<string, string>;
   /** The rendered tool list's JSON as the last loop round sent it (a round sends it only when it changed). */
   toolsText: string;
-  /** The texts of the records the last fused round's answer carried (keepMadeRecords). */
-  madeRecords: string[];
+  /**
+   * The texts of the records the last fused round's answer carried (its assistant record and
+   * tool records): the next round names them (RoundYield.fusedRecords) rather than Lua
+   * sending back the texts the driver made.
+   */
+  fusedRecords: string[];
   /** The entry's computing time against the host's limit (entry-clock.ts); null without one. */
   clock: EntryClock | null;
 }
@@ -45,7 +49,7 @@ export function prepareRound(run: RunContext, spec: EntrySpec, entry: EntryState
   // A one-off round's tool list always comes; a loop round's only when it changed.
   const tools = round.oneOff ? String(round.tools) : round.tools === null ? entry.toolsText : (entry.toolsText = round.tools);
   const target = round.oneOff ? new Conversation() : entry.conversation;
-  if (round.made) target.update(round.from, madeRecords(entry, round.count));
+  if (round.fusedRecords) target.update(round.from, fusedRecords(entry, round.count));
   else target.update(round.from, rest, ROUND_TEXTS_AT, round.count);
   const refusal = precheck(target, round.head, tools, round.role, run.prompt.h1.prose);
   if (refusal) return { refusal };
@@ -78,15 +82,10 @@ function reportRoundStart(run: RunContext, spec: EntrySpec, conversation: Conver
 }
 
 /** The texts of the records the last fused round's answer carried, `count` of them as Lua says. */
-function madeRecords(entry: EntryState, count: number): string[] {
-  const records = entry.madeRecords;
+function fusedRecords(entry: EntryState, count: number): string[] {
+  const records = entry.fusedRecords;
   if (records.length !== count) throw new Error(`the Lua runtime named ${count} records of the last round, which made ${records.length}`);
   return records;
-}
-
-/** Keeps the records a fused round's answer carries (its calls' values appended), for the next round. */
-export function keepMadeRecords(entry: EntryState, values: LuaScalar[]): void {
-  entry.madeRecords = madeRecordTexts(values);
 }
 
 /**
@@ -111,42 +110,21 @@ export function fusedCalls(round: PreparedRound, values: LuaScalar[]): BatchCall
 }
 
 /**
- * A model round's request: journaled by the digest of its head, tools and records; the
- * request itself is built only if the Harness reads it (a live round, not a replay).
+ * A model round's request: journaled as its op, role and the digest of its head, tools and
+ * records (effects.ts's journaled). `request`, what the provider gets, is built only if the
+ * Harness reads it (a live round, not a replay), during the round, while the conversation
+ * still holds this round's records.
  */
 function roundRequest(conversation: Conversation, head: string, tools: string, role: string, system: string): EffectRequest {
-  return new RoundRequest(role, conversation.digest(head, tools), () => conversation.request(head, tools, system));
-}
-
-/**
- * A model round's effect request. Its own fields are what the journal keeps; `request`, the
- * request the provider gets, is a getter on the class, so the journal leaves it out. The
- * Harness reads it during the round, while the conversation still holds this round's
- * records. (A class rather than a getter defined on each object: that would make every
- * request a slow dictionary object, and a replay compares one per round.)
- */
-class RoundRequest {
-  // Assigned in this order, the order the journal's text has always had.
-  readonly op: 'model.round';
-  readonly role: string;
-  readonly digest: string;
-  #build: (() => Json) | null;
-  #parsed: Json = null;
-
-  constructor(role: string, digest: string, build: () => Json) {
-    this.op = 'model.round';
-    this.role = role;
-    this.digest = digest;
-    this.#build = build;
-  }
-
-  get request(): Json {
-    if (this.#build) {
-      this.#parsed = this.#build();
-      this.#build = null;
-    }
-    return this.#parsed;
-  }
+  let built: Json | undefined;
+  return {
+    op: 'model.round',
+    role,
+    digest: conversation.digest(head, tools),
+    get request(): Json {
+      return (built ??= conversation.request(head, tools, system));
+    },
+  };
 }
 
 /**

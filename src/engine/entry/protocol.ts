@@ -1,16 +1,17 @@
 /**
  * The protocol between the section driver and the Lua runtime: the layouts of the plain
- * values that cross the boundary (scalars only: positional, since a table would cost a
- * JSON text or a walk on every crossing). This module alone knows the positions on the
- * TypeScript side; the runtime's models.lua, main.lua and base.lua write and read them on
- * the Lua side, as their comments say. test/engine/entry-protocol.test.ts pins them.
+ * values that cross the boundary. Only scalars cross, in a fixed order (a table would cost
+ * a JSON text or a walk on every crossing); this module alone knows the orders on the
+ * TypeScript side, as src/engine/lua/runtime/protocol.lua alone does on the Lua side, and
+ * test/engine/protocol.test.ts runs both against each other.
  *
  * - The entry (the leaf `entry`, read by main.lua's `__rv_bind`): ENTRY_FIELDS, in order.
- * - A model round, yielded as ('effect', 'model.round', ...ROUND_FIELDS, ...changed record texts).
- * - A round's answer: ok, content, call count n, then (id, name, arguments JSON) per call,
+ * - An effect, yielded as ('effect', op, payload JSON); a model round as ('effect',
+ *   'model.round', ...ROUND_FIELDS, ...the changed records' texts).
+ * - A round's answer: true, content, call count n, then (id, name, arguments JSON) per call,
  *   then, for a loop round, the assistant record's JSON; a fused round appends its batch's answer.
  * - A tool-call batch, yielded as ('batch', n, then BATCH_CALL_FIELDS per call).
- * - A batch's answer: (ok, text, tool record JSON or nil) per call.
+ * - A batch's answer: (ok, text, tool record JSON or null) per call.
  * - Any failure: false, the error's Lua kind, its message.
  */
 import type { Json } from '../../json/json.ts';
@@ -61,7 +62,18 @@ export function encodeEntry(facts: EntryFacts): LuaScalar[] {
   return ENTRY_FIELDS.map((field) => facts[field]);
 }
 
-/** A model round as the runtime yields it (models.lua's model_round). */
+/** A store or clock effect, yielded as ('effect', op, payload): the op and its payload's JSON text. */
+export interface EffectYield {
+  op: string;
+  payloadText: string;
+}
+
+/** A store or clock effect from its values after 'effect'. */
+export function decodeEffect(rest: readonly LuaScalar[]): EffectYield {
+  return { op: String(rest[0]), payloadText: String(rest[1]) };
+}
+
+/** A model round as the runtime yields it (models.lua's model_round, protocol.lua's encode_round). */
 export interface RoundYield {
   /** The round's head: role, config and turn, as JSON text. */
   head: string;
@@ -75,54 +87,56 @@ export interface RoundYield {
   fuse: boolean;
   /** A one-off round (models.infer): over its own single record, with no tools. */
   oneOff: boolean;
-  /** Where the changed records start in the conversation (1-based); 1 for a one-off round. */
+  /** Where the changed records start in the conversation (1-based). */
   from: number;
   /** How many records changed. */
   count: number;
-  /** True when the changed records are those the driver made in the last fused round (not sent again). */
-  made: boolean;
+  /**
+   * True when the changed records are the ones the driver made with the last round, which ran
+   * its calls (fused): the driver keeps their texts (EntryState.fusedRecords), so Lua names
+   * them rather than sending them back, and no texts follow the fields.
+   */
+  fusedRecords: boolean;
 }
 
-/** Where a round's fields start in the values after the op name, and where its record texts start. */
-const ROUND_AT = 1;
-/** The position of the first changed record's text in the values after 'model.round'. */
-export const ROUND_TEXTS_AT = ROUND_AT + 8;
+/** A round's fields in the order they cross after the op name (protocol.lua's ROUND_FIELDS). */
+export const ROUND_FIELDS = [
+  'head',
+  'role',
+  'turn',
+  'tools',
+  'toolMap',
+  'fuse',
+  'oneOff',
+  'from',
+  'count',
+  'fusedRecords',
+] as const satisfies readonly (keyof RoundYield)[];
 
-/**
- * A model round's fields from the values after the op name `model.round`. On the wire `from`
- * 0 means a one-off round, and a negative count names the records the driver made.
- */
+/** The position of the first changed record's text in a round's values (after 'effect'). */
+export const ROUND_TEXTS_AT = 1 + ROUND_FIELDS.length;
+
+/** A model round's fields from its values after 'effect' (the op name `model.round`, then the fields). */
 export function decodeRound(rest: readonly LuaScalar[]): RoundYield {
-  const [head, role, turn, tools, toolMap, fuse, from, count] = rest.slice(ROUND_AT, ROUND_TEXTS_AT);
-  const oneOff = from === 0;
+  const [, head, role, turn, tools, toolMap, fuse, oneOff, from, count, fusedRecords] = rest;
   return {
     head: String(head),
     role: String(role),
     turn: Number(turn),
-    tools: tools === null ? null : String(tools),
+    tools: typeof tools === 'string' ? tools : null,
     toolMap: typeof toolMap === 'string' ? toolMap : null,
     fuse: fuse === true,
-    oneOff,
-    from: oneOff ? 1 : Number(from),
-    count: Math.abs(Number(count)),
-    made: Number(count) < 0,
+    oneOff: oneOff === true,
+    from: Number(from),
+    count: Number(count),
+    fusedRecords: fusedRecords === true,
   };
 }
 
-/** The values models.lua yields for a round (after 'model.round'): the inverse of decodeRound, for tests. */
+/** A round's values after 'effect', as protocol.lua's encode_round writes them: the inverse of decodeRound, for tests. */
 export function encodeRound(round: RoundYield, texts: readonly string[]): LuaScalar[] {
-  return [
-    'model.round',
-    round.head,
-    round.role,
-    round.turn,
-    round.tools,
-    round.toolMap,
-    round.fuse,
-    round.oneOff ? 0 : round.from,
-    round.made ? -round.count : round.count,
-    ...texts,
-  ];
+  const fields = ROUND_FIELDS.map((field) => round[field]);
+  return ['model.round', ...fields, ...(round.fusedRecords ? [] : texts)];
 }
 
 /** One call of a reply, as a round's answer carries it. */
@@ -154,7 +168,7 @@ export function replyCall(values: readonly LuaScalar[], k: number): ReplyCall {
  * The records a fused round's answer made, as the Lua loop appends them: the assistant
  * record, then each call's tool record (the third value of its batch answer).
  */
-export function madeRecordTexts(values: readonly LuaScalar[]): string[] {
+export function fusedRecordTexts(values: readonly LuaScalar[]): string[] {
   const count = replyCallCount(values);
   const at = 3 + 3 * count;
   const records = [String(values[at])];
@@ -178,7 +192,7 @@ export interface BatchCall {
 /** A batch call's fields in the order base.lua's R.batch writes them (arguments as JSON text). */
 export const BATCH_CALL_FIELDS = ['tool', 'name', 'args', 'caller', 'callId', 'turn'] as const satisfies readonly (keyof BatchCall)[];
 
-/** A batch's calls from the values after the op name `batch`: the count, then six values per call. */
+/** A batch's calls from the values after `batch`: the count, then BATCH_CALL_FIELDS per call. */
 export function decodeBatch(flat: readonly LuaScalar[]): BatchCall[] {
   const count = Number(flat[0]);
   const width = BATCH_CALL_FIELDS.length;
@@ -199,6 +213,20 @@ export function decodeBatch(flat: readonly LuaScalar[]): BatchCall[] {
 export function encodeBatch(calls: readonly BatchCall[]): LuaScalar[] {
   const values: LuaScalar[] = [calls.length];
   for (const call of calls) values.push(call.tool, call.name, JSON.stringify(call.args), call.caller, call.callId, call.turn);
+  return values;
+}
+
+/** One call's answer in a batch: whether it succeeded, the text its caller sees, and a model call's tool record JSON. */
+export interface BatchAnswer {
+  ok: boolean;
+  text: string;
+  record: string | null;
+}
+
+/** A batch's answers as the runtime reads them (protocol.lua's decode_batch_answers): (ok, text, record) per call. */
+export function encodeBatchAnswers(answers: readonly BatchAnswer[]): LuaScalar[] {
+  const values: LuaScalar[] = [];
+  for (const answer of answers) values.push(answer.ok, answer.text, answer.record);
   return values;
 }
 

@@ -8,7 +8,7 @@ import type { RunContext } from '../run-context.ts';
 import { wrapUntrusted } from '../untrusted-envelope.ts';
 import type { LuaScalar } from '../lua/vm.ts';
 import type { EntrySpec } from './driver.ts';
-import type { BatchCall } from './protocol.ts';
+import { encodeBatchAnswers, type BatchAnswer, type BatchCall } from './protocol.ts';
 
 /** The effect request of one tool call, as the journal keeps it. */
 export function toolRequest(run: RunContext, spec: EntrySpec, call: BatchCall): EffectRequest {
@@ -28,7 +28,7 @@ export function toolRequest(run: RunContext, spec: EntrySpec, call: BatchCall): 
  * model's call given its tool record's JSON text; its events reported here.
  */
 export function finishBatch(run: RunContext, spec: EntrySpec, calls: BatchCall[], answers: EffectAnswer[]): LuaScalar[] {
-  const values: LuaScalar[] = [];
+  const batchAnswers: BatchAnswer[] = [];
   calls.forEach((call, k) => {
     const answer = answers[k]!;
     const trusted = run.catalog.tools.find((tool) => tool.id === call.tool)?.trusted ?? false;
@@ -37,11 +37,11 @@ export function finishBatch(run: RunContext, spec: EntrySpec, calls: BatchCall[]
     // A catalog tool's failure text counts as untrusted as well, whoever called it.
     if (!answer.ok || !trusted) run.taint.mark(spec.chain);
     const text = wrap ? wrapUntrusted(output, run.seed.nonce) : output;
-    values.push(
-      answer.ok,
+    batchAnswers.push({
+      ok: answer.ok,
       text,
-      call.caller === 'model' ? `{"content":${JSON.stringify(text)},"role":"tool","tool_call_id":${JSON.stringify(call.callId)}}` : null,
-    );
+      record: call.caller === 'model' ? `{"content":${JSON.stringify(text)},"role":"tool","tool_call_id":${JSON.stringify(call.callId)}}` : null,
+    });
     if (call.caller !== 'model') return;
     const place = { section: spec.section.name, task: spec.chain, turn: call.turn };
     const id = { alias: call.name, tool: call.tool, tool_call_id: call.callId };
@@ -49,5 +49,5 @@ export function finishBatch(run: RunContext, spec: EntrySpec, calls: BatchCall[]
     else run.events.emit('tool_call_failed', place, { ...id, error: answer.error.message });
     run.events.emit('tool_result', place, { alias: call.name, content: text, tool: call.tool, tool_call_id: call.callId, trusted: answer.ok && trusted });
   });
-  return values;
+  return encodeBatchAnswers(batchAnswers);
 }

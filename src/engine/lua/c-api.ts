@@ -4,7 +4,7 @@
  * Pointer, a lua_Integer a bigint). Taken from the wasm instance's exports when they were
  * captured (wasm-exports.ts), else from wasmoon's checked `_`-prefixed wrappers.
  */
-import { NATIVE_C_FUNCTIONS, type NativeCApi } from './pattern-natives.ts';
+import { NATIVE_C_FUNCTIONS, type NativeCApi } from './native-stack.ts';
 import type { EmscriptenModule, LuaWasm, WasmExports } from './wasm-exports.ts';
 
 /** A lua_State* in the wasm heap: a VM's main state or one of its threads. */

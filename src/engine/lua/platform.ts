@@ -8,7 +8,8 @@ import { CApi, sandboxLibraries, type LuaState, type Pointer } from './c-api.ts'
 import { LUA_MASKCOUNT, LUA_OK, upvalue } from './lua-constants.ts';
 import { FIRST_NATIVE, HOOK_EVERY, LuaVm, MODULE_LEAF, USERDATA_LEAF, WATCH_LEAF, type LuaLeaf, type RuntimeChunk, type VmTemplate } from './lua-vm.ts';
 import { MemoryRegion, type WasmHeap } from './memory-region.ts';
-import { callPatternNative, nativeOf, type NativeHost } from './pattern-natives.ts';
+import type { NativeHost } from './native-stack.ts';
+import { callPatternNative, nativeOf } from './pattern-natives.ts';
 import type { RunMemory } from './run-memory.ts';
 import { luaBytes, pushScalar, readScalar, readValues, withCString } from './values.ts';
 import { VmMemory } from './vm-memory.ts';

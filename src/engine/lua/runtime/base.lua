@@ -5,8 +5,10 @@
 -- `coroutine.yield(MARK, 'effect', op, payload)` that the JS driver answers with
 -- `ok, value` or `false, kind, message`. No JS function ever calls back into Lua, so no
 -- await has to cross a C boundary.
+local P = ...
 local R = {}
 local leaves = {}
+R.protocol = P
 
 -- No object in a section VM ever gets a finalizer: Lua runs __gc with the count hook off, so a
 -- loop in one would never be counted, paused or cancelled. Lua marks an object for
@@ -151,46 +153,44 @@ local raw_yield = R.raw.yield
 --- The leaf leaves.answered answers at once, with no yield, what needs no waiting (a replay's
 --- every effect: thousands of them). Otherwise it keeps the values it was given and answers
 --- false; the thread then yields the mark 'kept' alone, and the driver takes the values it
---- kept. Either way the values cross into JS once.
+--- kept. Either way the values cross into JS once. The answer is `true, text` or a failure,
+--- `false, kind, message` (protocol.lua).
 function R.effect(op, payload)
   if R.loading_prelude and op:sub(1, 6) ~= 'store.' then
     R.raise('lua', 'tools.call cannot run while a prelude loads')
   end
-  local now, ok, a, b = leaves.answered('effect', op, payload)
+  local now, ok, a, b = leaves.answered(P.encode_effect(op, payload))
   if not now then ok, a, b = raw_yield(R.MARK, 'kept') end
   if ok then return a end
   R.raise(a, b)
 end
 
---- Performs an effect whose answer has several values (a model round's); returns them packed,
---- and the index of the first (the packed list is the one the answer came in: no copy).
-function R.effect_packed(op, payload, ...)
-  local answer, base = table.pack(leaves.answered('effect', op, payload, ...)), 1
-  if not answer[1] then answer, base = table.pack(raw_yield(R.MARK, 'kept')), 0 end
-  if answer[base + 1] then return answer, base + 2 end
-  R.raise(answer[base + 2], answer[base + 3])
+--- Sends the values of an effect with a long answer (a model round's, a batch's, as
+--- protocol.lua encodes them); returns the answer packed, and the position just before its
+--- first value after the leading true (the packed list is the one the answer came in: no copy).
+--- Raises a failure's error.
+local function answered_packed(...)
+  local answer, at = table.pack(leaves.answered(...)), 1
+  if not answer[1] then answer, at = table.pack(raw_yield(R.MARK, 'kept')), 0 end
+  if answer[at + 1] then return answer, at + 1 end
+  R.raise(P.failure(answer, at))
+end
+
+--- Performs a model round (protocol.lua's encode_round values); returns the reply (decode_reply).
+function R.model_effect(...)
+  return P.decode_reply(answered_packed(...))
 end
 
 --- Calls catalog tools at once (a tool-call batch): each call is {tool, name, args_json,
---- caller, call_id, turn}. Answers, in call order, ok and the text the caller sees; the
---- driver wraps untrusted output and reports a model call's events. Plain values cross
---- both ways, no JSON: this runs on every tool round.
+--- caller, call_id, turn}. Answers, in call order, {ok, text, record}: the text the caller
+--- sees, and a model call's tool record; the driver wraps untrusted output and reports a
+--- model call's events. Plain values cross both ways, no JSON: this runs on every tool round.
 function R.batch(calls)
   if R.loading_prelude then R.raise('lua', 'tools.call cannot run while a prelude loads') end
-  local flat, n = {}, 0
-  for _, c in ipairs(calls) do
-    flat[n + 1], flat[n + 2], flat[n + 3], flat[n + 4], flat[n + 5], flat[n + 6] =
-      c.tool, c.name, c.args_json, c.caller, c.call_id, c.turn
-    n = n + 6
-  end
-  local answers, base = table.pack(leaves.answered('batch', #calls, table.unpack(flat, 1, n))), 1
-  if not answers[1] then answers, base = table.pack(raw_yield(R.MARK, 'kept')), 0 end
-  local out = {}
-  for k = 1, #calls do
-    local at = base + 3 * k
-    out[k] = { ok = answers[at - 2], text = answers[at - 1], record = answers[at] }
-  end
-  return out
+  -- The answer comes after the leaf's leading true, or alone from the 'kept' yield.
+  local answers, at = table.pack(leaves.answered(P.encode_batch(calls))), 1
+  if not answers[1] then answers, at = table.pack(raw_yield(R.MARK, 'kept')), 0 end
+  return P.decode_batch_answers(answers, at, #calls)
 end
 
 --- Asks the driver for an Engine operation (call, jump, await, fanout, pause); returns

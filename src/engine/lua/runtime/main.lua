@@ -1,7 +1,7 @@
 -- The runtime's entry point: builds the section's sandbox environment with every Engine
 -- global, then defines `__rv_bind`, which gives the VM its entry, and `__rv_main`, the
 -- function the Engine runs as the section's thread.
-local R, sandbox, state, walk = ...
+local R, sandbox, state, walk, modules = ...
 local L = R.leaves
 local json = R.json
 
@@ -28,59 +28,52 @@ env.ui = state.ui()
 
 --- Gives the VM its entry: how it was entered, its arguments, the run's facts and seed.
 function __rv_bind()
-  -- The entry's fields, in the order of ENTRY_FIELDS in src/engine/entry/protocol.ts (its test pins the two).
-  local kind, name, prologue, epilogue, has_prose, args_text, run_args_text, item_text,
-    run_id, section_name, task_id, prompt_name, prompt_title, prompt_description = L.entry()
-  entry.kind, entry.name, entry.prologue, entry.epilogue, entry.has_prose = kind, name, prologue, epilogue, has_prose
-  entry.args = args_text and json.decode(args_text) or { n = 0 }
+  local e = R.protocol.decode_entry(L.entry())
+  entry.kind, entry.name, entry.prologue, entry.epilogue, entry.has_prose = e.kind, e.name, e.prologue, e.epilogue, e.has_prose
+  entry.args = e.args_text and json.decode(e.args_text) or { n = 0 }
   entry.args.n = entry.args.n or #entry.args
   sandbox.seed(L.seed())
-  env.args = json.decode(run_args_text)
+  env.args = json.decode(e.run_args_text)
   env.argv = json.copy(env.args)
   local facts = {
-    run_id = run_id, execution = run_id, section_name = section_name, task_id = task_id,
-    prompt_name = prompt_name, prompt_title = prompt_title, prompt_description = prompt_description,
+    run_id = e.run_id, execution = e.run_id, section_name = e.section_name, task_id = e.task_id,
+    prompt_name = e.prompt_name, prompt_title = e.prompt_title, prompt_description = e.prompt_description,
   }
   env.sys = state.sys(facts)
   -- A fanout arm's item; nil in every other entry.
-  if item_text then env.item = json.decode(item_text) end
+  if e.item_text then env.item = json.decode(e.item_text) end
   env.prompt = state.sealed('prompt', { name = facts.prompt_name, title = facts.prompt_title, description = facts.prompt_description })
 end
 
--- tools, packs, models and messages are set up here, once per template: a VM restored from the
--- image starts with them ready. tasks is set up on first use (rarely used), and so is a Pack's
--- prelude, which depends on the run.
+-- The Engine's namespaces, each a table its module fills, sealed as the section sees it
+-- (messages keeps a metatable of its own, models.lua's, which guards its writes).
+R.namespaces = {}
+for _, name in ipairs({ 'tools', 'packs', 'models', 'messages', 'compactors', 'tasks' }) do
+  local t = {}
+  R.namespaces[name] = t
+  env[name] = name == 'messages' and t or state.sealed(name, t)
+end
+-- The modules are installed here, once per template: a VM restored from the image starts
+-- with them ready. (Which Pack preludes run depends on the run: R.install_preludes asks, at
+-- the start of every entry.)
+for _, name in ipairs({ 'tools', 'messages', 'models', 'prelude' }) do modules[name](R, env) end
+-- But tasks, on the first use of the `tasks` global or of a task built-in: few entries use
+-- it, and the template, which counts in every VM's memory (a prompt's memoryBytes) and is
+-- copied back for every entry, is 11 KB smaller without it. Its code is loaded then, as
+-- bytecode, by __rv_module (LuaVm.setModuleLoader: the driver's LAZY_MODULES).
 local load_module = __rv_module
 __rv_module = nil
-local MODULE_TABLES = { tools = { 'tools', 'packs' }, models = { 'models', 'messages', 'compactors' }, tasks = { 'tasks' } }
-local loaded_chunks = { tools = load_module('tools')(), models = load_module('models')(), prelude = load_module('prelude')() }
-local loaded = {}
-function R.ensure(name)
-  if loaded[name] then return end
-  loaded[name] = true
-  if name == 'models' then R.ensure('tools') end
-  for _, t in ipairs(MODULE_TABLES[name] or {}) do setmetatable(R.lazy_tables[t], nil) end
-  local module = loaded_chunks[name] or load_module(name)()
-  module(R, env)
+local tasks_installed = false
+function R.install_tasks()
+  if tasks_installed then return end
+  tasks_installed = true
+  setmetatable(R.namespaces.tasks, nil)
+  load_module('tasks')()(R, env)
 end
-R.lazy_tables = {}
-for module, names in pairs(MODULE_TABLES) do
-  for _, n in ipairs(names) do
-    local t = setmetatable({}, {
-      __index = function(self, k) R.ensure(module); return self[k] end,
-      __pairs = function(self) R.ensure(module); return R.env_pairs(self) end,
-    })
-    R.lazy_tables[n] = t
-    -- messages keeps a metatable of its own (models.lua), which guards its writes.
-    env[n] = n == 'messages' and t or state.sealed(n, t)
-  end
-end
-R.ensure('models')
-function R.install_preludes()
-  if L.prelude(0) == 0 then return end
-  R.ensure('prelude')
-  return R.install_preludes()
-end
+setmetatable(R.namespaces.tasks, {
+  __index = function(self, k) R.install_tasks(); return self[k] end,
+  __pairs = function(self) R.install_tasks(); return R.env_pairs(self) end,
+})
 
 local last_traceback = nil
 local function on_error(err)
@@ -103,3 +96,10 @@ function __rv_main()
   local err_kind, message = R.describe_error(outcome)
   return 'error', err_kind, message, last_traceback
 end
+
+
+-- The template ends with a full collection: every VM then starts with its garbage collector
+-- at the start of a cycle, its pace set by what the runtime really holds, whatever garbage
+-- loading the runtime left (a prompt near its memoryBytes relies on collections keeping up:
+-- test/engine/resource-budget.test.ts fills most of a 16 MiB heap twice).
+collectgarbage()

@@ -1,139 +1,16 @@
--- Conversations: the `messages` records, the `models` global, and models.loop with its
--- scope gate, tool-call batches, local tools and task built-ins ("How the model's tool
--- calls run", "Tool errors").
+-- The `models` global: model rounds over the entry's conversation (messages.lua), models.loop
+-- with its scope gate, tool-call batches, local tools and task built-ins ("How the model's
+-- tool calls run", "Tool errors"), and compaction.
 return function(R, env)
 local L = R.leaves
 local json = R.json
+local protocol = R.protocol
+local conversation = R.conversation
+local messages = R.namespaces.messages
 local type, ipairs, select, tostring = type, ipairs, select, tostring
 local table_concat = table.concat
 local quote = json.encode_string
 
-
--- messages -----------------------------------------------------------------------------------
--- The conversation is a tracked list of read-only records. The driver keeps the records it
--- was sent, so each round sends only what changed since the last one: a long loop would
--- otherwise re-send (and re-hash on replay) its whole conversation every round.
-
-local record_data = setmetatable({}, { __mode = 'k' })
--- A record's JSON form, made when it was added: json.encode writes it as it is.
-local record_text = json.texts
-local RecordMT = {
-  __index = function(r, k) return record_data[r][k] end,
-  __newindex = function(_, k)
-    R.raise('lua', 'message records are read-only: cannot assign field ' .. quote(tostring(k)) .. '; append a new record instead')
-  end,
-  __pairs = function(r) return R.sealed_pairs(record_data[r]) end,
-  __metatable = 'message record',
-  [R.SEALED] = 'a message record',
-}
-
---- A record as the conversation keeps it: its fields copied, its JSON text made once.
-local function as_record(v, index)
-  if type(v) == 'table' and record_data[v] then return v end
-  if type(v) ~= 'table' then
-    R.raise('lua', 'messages holds records such as { role = "user", content = "..." }; messages[' .. index .. '] got ' .. R.typename(v))
-  end
-  local role, content = rawget(v, 'role'), rawget(v, 'content')
-  if role ~= 'user' and role ~= 'system' and role ~= 'assistant' and role ~= 'tool' then
-    R.raise('lua', 'messages[' .. index .. '].role must be "user", "system", "assistant" or "tool", got ' .. (type(role) == 'string' and quote(role) or R.typename(role)))
-  end
-  if content ~= nil and type(content) ~= 'string' then
-    R.raise('lua', 'messages[' .. index .. '].content must be text, got ' .. R.typename(content))
-  end
-  local data = { role = role, content = content or '', tool_calls = rawget(v, 'tool_calls'), tool_call_id = rawget(v, 'tool_call_id') }
-  local text, err = json.try_encode(data, 'messages[' .. index .. ']')
-  if not text then R.raise('lua', 'messages[' .. index .. '] cannot be sent to a model: ' .. err) end
-  local record = setmetatable({}, RecordMT)
-  record_data[record] = data
-  record_text[record] = text
-  return record
-end
-
-local items = {}
-local sent = 0     -- records the driver holds for this entry's conversation
-local dirty = 1    -- the lowest position changed since the last round was sent
--- Where the records of the last fused round start while they end the conversation as the
--- loop appended them: the driver made their texts, so the next round names them rather
--- than sending them back. nil once anything else changes.
-local made_from = nil
-local methods = {}
-local messages = R.lazy_tables.messages
--- Records assigned before this module loaded sit in the table itself; move them in.
-for k, v in next, messages do items[k] = v; rawset(messages, k, nil) end
-setmetatable(messages, {
-  __index = function(_, k)
-    local method = methods[k]
-    if method then return method end
-    return items[k]
-  end,
-  __newindex = function(_, k, v)
-    if math.type(k) ~= 'integer' or k < 1 then
-      R.raise('lua', 'messages holds records at list positions 1, 2, ...; got a ' .. R.typename(k) .. ' key')
-    end
-    items[k] = v ~= nil and as_record(v, k) or nil
-    if k < dirty then dirty = k end
-    made_from = nil
-  end,
-  __len = function() return #items end,
-  -- Never the items list itself: a record enters the conversation only through __newindex.
-  __pairs = function() return R.sealed_pairs(items) end,
-  __metatable = 'messages',
-  [R.SEALED] = 'messages',
-})
-for k, v in next, items do items[k] = as_record(v, k) end
-for _, role in ipairs({ 'user', 'system', 'assistant' }) do
-  methods[role] = function(self, text)
-    if type(text) == 'number' then text = R.scalar_text(text) end
-    if type(text) ~= 'string' then R.raise('lua', 'messages:' .. role .. ' takes text, got ' .. R.typename(text)) end
-    self[#self + 1] = { role = role, content = text }
-  end
-end
-
--- A call's arguments table, decoded from its JSON text only if the prompt reads it.
-local call_arguments = setmetatable({}, { __mode = 'k' })
-local CallMT = {
-  __metatable = 'tool call',
-  __index = function(call, k)
-    if k ~= 'arguments' then return nil end
-    local value = json.decode(call_arguments[call])
-    rawset(call, 'arguments', value)
-    return value
-  end,
-  __metatable = 'tool call',
-}
-
---- Appends a record whose JSON text the driver already made (a loop round's records).
-local function push_record(data, text)
-  local record = setmetatable({}, RecordMT)
-  record_data[record] = data
-  record_text[record] = text
-  local k = #items + 1
-  items[k] = record
-  if k < dirty then dirty = k end
-end
-
---- What changed in the conversation since the last round: the first position to replace,
---- then the JSON text of every record from there on, in a list reused by every round (it
---- is unpacked at once).
-local changed_texts, changed_count = {}, 0
-local function conversation_changes()
-  local from = math.min(dirty, sent + 1)
-  if from == made_from then
-    -- The driver's own records of the last round, and nothing else: a negative count names them.
-    local n = #items - from + 1
-    sent, dirty, made_from = #items, #items + 1, nil
-    return from, changed_texts, -n
-  end
-  local texts, n = changed_texts, 0
-  for i = from, #items do
-    n = n + 1
-    texts[n] = record_text[items[i]]
-  end
-  for i = n + 1, changed_count do texts[i] = nil end
-  changed_count = n
-  sent, dirty = #items, #items + 1
-  return from, texts, n
-end
 
 -- Rounds -------------------------------------------------------------------------------------
 
@@ -166,30 +43,27 @@ local function refused_for_context(err)
 end
 
 --- One model round: sends the request as an effect (the driver reports the round's event),
---- returns the reply's content, then where the rest of the reply lies (see model_round).
+--- returns the reply's content, the reply (see model_round) and the round's turn.
 local function send_round(role, config_json, question, rendered)
-  local ok, content_or_error, answer, at, turn = pcall(R.model_round_raw, role, config_json, question, rendered)
-  if ok then return content_or_error, answer, at, turn end
+  local ok, content_or_error, reply, turn = pcall(R.model_round_raw, role, config_json, question, rendered)
+  if ok then return content_or_error, reply, turn end
   if refused_for_context(content_or_error) then R.round = R.round - 1 end
   error(content_or_error, 0)
 end
 
 --- The calls of a reply (see model_round) as a list of {id, name, arguments_json}.
-local function reply_calls(answer, at)
+local function reply_calls(reply)
   local calls = {}
-  for k = 1, answer[at + 2] do
-    calls[k] = { id = answer[at + 3 * k], name = answer[at + 3 * k + 1], arguments_json = answer[at + 3 * k + 2] }
+  for k = 1, reply.count do
+    local id, name, arguments_json = protocol.reply_call(reply, k)
+    calls[k] = { id = id, name = name, arguments_json = arguments_json }
   end
   return calls
 end
 
 --- question is nil for a round over the entry's conversation, or the text of a one-off round
---- (models.infer), which sends only that question. Answers the reply's content, the answer's
---- values and the position just before them (at), and the round's turn. The values, read in
---- place rather than copied into tables (a loop round reads each once): answer[at + 1] is the
---- content and answer[at + 2] the number of calls n; call k's id, name and arguments JSON are
---- at answer[at + 3k], [at + 3k + 1] and [at + 3k + 2]; the assistant record is at
---- answer[at + 3 + 3n].
+--- (models.infer), which sends only that question. Answers the reply's content, the reply
+--- (protocol.lua's decode_reply) and the round's turn.
 local head_role, head_config, head_start = nil, nil, nil
 -- The tool list's JSON as the driver last got it: it keeps that, so a round sends the list
 -- only when it changed (nil otherwise).
@@ -200,13 +74,13 @@ local function model_round(role, config_json, question, rendered)
   if role ~= head_role or config_json ~= head_config then
     head_role, head_config, head_start = role, config_json, '{"config":' .. config_json .. ',"role":' .. quote(role) .. ',"turn":'
   end
-  local head = head_start .. turn .. '}'
-  local answer, base
+  local round = { head = head_start .. turn .. '}', role = role, turn = turn, fuse = false, one_off = false, fused_records = false }
+  local texts, n
   if question then
-    local text = '{"content":' .. quote(question) .. ',"role":"user"}'
-    answer, base = R.effect_packed('model.round', head, role, turn, 'null', nil, false, 0, 1, text)
+    round.tools, round.one_off, round.from, round.count = 'null', true, 1, 1
+    texts, n = { '{"content":' .. quote(question) .. ',"role":"user"}' }, 1
   else
-    local from, texts, n = conversation_changes()
+    local from, changed, count, fused_records = conversation.changes()
     local map = nil
     if rendered and not rendered.map_sent then
       rendered.map_sent = true
@@ -218,12 +92,14 @@ local function model_round(role, config_json, question, rendered)
     end
     -- The driver may run the reply's calls with the round (see below); not while a prelude
     -- loads, where a tool call is refused.
-    local fuse = not R.loading_prelude
+    round.fuse = not R.loading_prelude
     local tools = tools_json(rendered)
     if tools == sent_tools then tools = nil else sent_tools = tools end
-    answer, base = R.effect_packed('model.round', head, role, turn, tools, map, fuse, from, n, table.unpack(texts, 1, n > 0 and n or 0))
+    round.tools, round.tool_map, round.from, round.count, round.fused_records = tools, map, from, count, fused_records
+    texts, n = changed, count
   end
-  return answer[base], answer, base - 1, turn
+  local reply = R.model_effect(protocol.encode_round(round, texts, n))
+  return reply.content, reply, turn
 end
 R.model_round_raw = model_round
 model_round = send_round
@@ -251,7 +127,7 @@ local function builtin_result(call, turn)
   if target and not allowed then
     text = 'task: target `' .. target .. '` is not allowed; allowed targets: ' .. R.name_list(allow)
   else
-    R.ensure('tasks')
+    R.install_tasks()
     if target then args.target = target end
     text, tainted = R.task_builtin(call.name, args)
     -- What a task that had seen untrusted text handed back reaches the model as untrusted output.
@@ -321,7 +197,7 @@ end
 -- Compaction ---------------------------------------------------------------------------------
 
 local compactor_list = {}
-local compactors = R.lazy_tables.compactors
+local compactors = R.namespaces.compactors
 function compactors.add(fn)
   if type(fn) ~= 'function' then R.raise('lua', 'compactors.add takes a function(records) that returns the records to keep, got ' .. R.typename(fn)) end
   compactor_list[#compactor_list + 1] = fn
@@ -357,8 +233,7 @@ end
 --- tool list belongs to the section, so it stays as it is.
 local function compact(role, config_json)
   if R.handler_depth > 0 then R.raise('lua', 'models.compact is unavailable inside a local tool handler') end
-  local records = {}
-  for i = 1, #items do records[i] = items[i] end
+  local records = conversation.records()
   local before = #records
   if #compactor_list == 0 then
     local ok, summarized = pcall(summarize, role, config_json, records)
@@ -376,10 +251,8 @@ local function compact(role, config_json)
     end
   end
   local kept = {}
-  for i, r in ipairs(records) do kept[i] = as_record(r, i) end
-  for i = #items, 1, -1 do items[i] = nil end
-  for i, r in ipairs(kept) do items[i] = r end
-  dirty, made_from = 1, nil
+  for i, r in ipairs(records) do kept[i] = conversation.as_record(r, i) end
+  conversation.replace(kept)
   R.event('conversation_compacted', { before = before, after = #kept })
 end
 
@@ -397,7 +270,7 @@ local function loop(role, config_json, cap)
     end
     rounds = rounds + 1
     -- The raw round, under this loop's own pcall, with what send_round does on a refusal.
-    local ok, content, answer, at, turn = pcall(R.model_round_raw, role, config_json, nil, rendered)
+    local ok, content, reply, turn = pcall(R.model_round_raw, role, config_json, nil, rendered)
     if not ok then
       local err = content
       if not refused_for_context(err) then error(err, 0) end
@@ -410,43 +283,46 @@ local function loop(role, config_json, cap)
       goto continue
     end
     compacted = false
-    local n = answer[at + 2]
-    local record_at = at + 3 + 3 * n
+    local n = reply.count
     if n == 0 then
-      push_record({ role = 'assistant', content = content }, answer[record_at])
-      made_from = nil
+      conversation.push({ role = 'assistant', content = content }, reply.record)
+      conversation.fused_from(nil)
       return content
     end
     -- When every call names a catalog tool of the rendered list, the loop would batch them
     -- all with nothing of its own in between; the driver then runs them with the round and
     -- sends each call's text and record after the reply's (the events are the same either
-    -- way): call k's at answer[record_at + 3k - 1] and answer[record_at + 3k].
-    local fused = answer.n > record_at
+    -- way): protocol.fused_result.
+    local fused = reply.fused
     local results, records
     if fused then
-      for k = 1, n do R.count_call(rendered.by_name[answer[at + 3 * k + 1]].tool) end
+      for k = 1, n do
+        local _, name = protocol.reply_call(reply, k)
+        R.count_call(rendered.by_name[name].tool)
+      end
     else
-      local calls = reply_calls(answer, at)
+      local calls = reply_calls(reply)
       gate(calls, rendered, turn)
       results, records = run_calls(calls, rendered, turn)
     end
     -- Presized for the common single call: a list grown from empty rehashes on its first key.
     local record_calls = n == 1 and { false } or {}
     for k = 1, n do
-      local record_call = setmetatable({ id = answer[at + 3 * k], name = answer[at + 3 * k + 1] }, CallMT)
+      local id, name, arguments_json = protocol.reply_call(reply, k)
+      local record_call = setmetatable({ id = id, name = name }, conversation.CallMT)
       record_calls[k] = record_call
-      call_arguments[record_call] = answer[at + 3 * k + 2]
+      conversation.call_arguments[record_call] = arguments_json
     end
-    local first = #items + 1
-    push_record({ role = 'assistant', content = content, tool_calls = record_calls }, answer[record_at])
+    local first = #messages + 1
+    conversation.push({ role = 'assistant', content = content, tool_calls = record_calls }, reply.record)
     for k = 1, n do
       local result, record
-      if fused then result, record = answer[record_at + 3 * k - 1], answer[record_at + 3 * k] else result, record = results[k], records[k] end
-      local data = { role = 'tool', content = result, tool_call_id = answer[at + 3 * k] }
-      if record then push_record(data, record) else messages[#messages + 1] = data end
+      if fused then result, record = protocol.fused_result(reply, k) else result, record = results[k], records[k] end
+      local data = { role = 'tool', content = result, tool_call_id = record_calls[k].id }
+      if record then conversation.push(data, record) else messages[#messages + 1] = data end
     end
     -- After the pushes (a local tool's record, set through messages, clears it).
-    made_from = fused and first or nil
+    conversation.fused_from(fused and first or nil)
     ::continue::
   end
 end
@@ -454,7 +330,7 @@ end
 -- The models global ---------------------------------------------------------------------------
 
 local current_role = nil
-local models = R.lazy_tables.models
+local models = R.namespaces.models
 
 local function role_arg(fname, role)
   if type(role) ~= 'string' then R.raise('lua', fname .. ' takes a role label, got ' .. R.typename(role)) end

@@ -84,7 +84,7 @@ end
 
 -- tasks ----------------------------------------------------------------------------------
 
-local tasks = R.lazy_tables.tasks
+local tasks = R.namespaces.tasks
 
 function tasks.spawn(ref, ...)
   local name = R.walk.heading_arg('tasks.spawn', ref)

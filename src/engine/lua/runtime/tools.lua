@@ -220,7 +220,7 @@ end
 
 -- tools ------------------------------------------------------------------------------------
 
-local tools = R.lazy_tables.tools
+local tools = R.namespaces.tools
 R.tools = tools
 
 function tools.get(id)
@@ -423,7 +423,7 @@ end
 
 -- packs ------------------------------------------------------------------------------------
 
-local packs = R.lazy_tables.packs
+local packs = R.namespaces.packs
 
 function packs.get(name)
   if type(name) ~= 'string' then R.raise('lua', 'packs.get takes a Pack id, got ' .. R.typename(name)) end

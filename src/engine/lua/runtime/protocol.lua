@@ -1,0 +1,137 @@
+-- The protocol between the Lua runtime and the section driver: the layouts of the plain
+-- values that cross between them, which this module alone knows on the Lua side (as
+-- src/engine/entry/protocol.ts alone does on the TypeScript side; test/engine/protocol.test.ts
+-- runs both and pins them together). Only scalars cross, in a fixed order: a table would
+-- cost a JSON text or a walk on every crossing, and a tool round crosses several times. So
+-- each layout is written and read here by name, and the rest of the runtime sees named fields.
+--
+-- - The entry: the leaf `entry` answers ENTRY_FIELDS in order (decode_entry).
+-- - An effect: ('effect', op, payload JSON) (encode_effect); a model round: ('effect',
+--   'model.round', ROUND_FIELDS..., then the changed records' texts) (encode_round).
+-- - A tool-call batch: ('batch', n, then BATCH_CALL_FIELDS per call) (encode_batch).
+-- - A round's answer: true, content, n calls, (id, name, arguments JSON) per call, then for a
+--   loop round the assistant record's JSON, and for a fused round each call's batch answer
+--   (decode_reply, reply_call, fused_result).
+-- - A batch's answer: (ok, text, tool record JSON or nil) per call (decode_batch_answers).
+-- - Any failure: false, the error's Lua kind, its message.
+local select, table_unpack = select, table.unpack
+local P = {}
+
+-- The entry -------------------------------------------------------------------------------
+
+--- The entry's facts, in the order the leaf `entry` answers them (ENTRY_FIELDS in protocol.ts).
+P.ENTRY_FIELDS = {
+  'kind', 'name', 'prologue', 'epilogue', 'has_prose', 'args_text', 'run_args_text', 'item_text',
+  'run_id', 'section_name', 'task_id', 'prompt_name', 'prompt_title', 'prompt_description',
+}
+
+--- The entry's facts by name, from the leaf `entry`'s values.
+function P.decode_entry(...)
+  local entry = {}
+  for i, field in ipairs(P.ENTRY_FIELDS) do entry[field] = (select(i, ...)) end
+  return entry
+end
+
+--- The values of an entry's facts (the driver's side: for the round-trip test).
+function P.encode_entry(entry)
+  local values = {}
+  for i, field in ipairs(P.ENTRY_FIELDS) do values[i] = entry[field] end
+  return table_unpack(values, 1, #P.ENTRY_FIELDS)
+end
+
+-- Effects ---------------------------------------------------------------------------------
+
+--- A store or clock effect: its op and its payload as JSON text.
+function P.encode_effect(op, payload)
+  return 'effect', op, payload
+end
+
+--- A model round's fields, in the order they cross (ROUND_FIELDS in protocol.ts):
+--- head       the round's head (role, config and turn) as JSON text
+--- role, turn the role's label and the round's turn
+--- tools      the rendered tool list's JSON; nil when a loop round's list did not change
+--- tool_map   the list's wire names to tool ids as JSON; only with the section's first loop round
+--- fuse       whether the reply's calls may run with the round
+--- one_off    a one-off round (models.infer): over its own single record, with no tools
+--- from       where the changed records start in the conversation (1-based)
+--- count      how many records changed
+--- fused_records  true when the changed records are those the driver made with the last
+---            (fused) round: it keeps their texts, so they are not sent back
+P.ROUND_FIELDS = { 'head', 'role', 'turn', 'tools', 'tool_map', 'fuse', 'one_off', 'from', 'count', 'fused_records' }
+
+--- A model round as the effect crosses: its fields, then the `n` changed records' texts of
+--- `texts` (none when they are the driver's fused records).
+function P.encode_round(round, texts, n)
+  if round.fused_records then n = 0 end
+  return 'effect', 'model.round', round.head, round.role, round.turn, round.tools, round.tool_map, round.fuse,
+    round.one_off, round.from, round.count, round.fused_records, table_unpack(texts, 1, n)
+end
+
+--- A model round's fields and texts by name, from the values after 'effect' (the driver's
+--- side: for the round-trip test).
+function P.decode_round(...)
+  local round = {}
+  for i, field in ipairs(P.ROUND_FIELDS) do round[field] = (select(i + 1, ...)) end
+  local texts = { select(#P.ROUND_FIELDS + 2, ...) }
+  return round, texts
+end
+
+--- A round's successful answer read in place, where it came (values[at + 1] is the content):
+--- the content, the number of calls, the assistant record (nil for a one-off round), and
+--- whether the driver ran the calls with the round (fused). Its calls are read with
+--- reply_call, and a fused round's results with fused_result, rather than copied into tables:
+--- a loop round reads each once.
+function P.decode_reply(values, at)
+  local count = values[at + 2]
+  local record_at = at + 3 + 3 * count
+  return {
+    values = values, at = at, content = values[at + 1], count = count,
+    record = values[record_at], record_at = record_at, fused = values.n > record_at,
+  }
+end
+
+--- Call k (from 1) of a reply: its id, name and arguments JSON.
+function P.reply_call(reply, k)
+  local values, i = reply.values, reply.at + 3 * k
+  return values[i], values[i + 1], values[i + 2]
+end
+
+--- The result of a fused reply's call k (from 1): the text the model reads and the tool record's JSON.
+function P.fused_result(reply, k)
+  local values, i = reply.values, reply.record_at + 3 * k
+  return values[i - 1], values[i]
+end
+
+--- A failure's error, from its values (values[at + 1] is false): its Lua kind and its message.
+function P.failure(values, at)
+  return values[at + 2], values[at + 3]
+end
+
+-- Tool-call batches -----------------------------------------------------------------------
+
+--- A batch call's fields, in the order they cross (BATCH_CALL_FIELDS in protocol.ts).
+P.BATCH_CALL_FIELDS = { 'tool', 'name', 'args_json', 'caller', 'call_id', 'turn' }
+
+--- A tool-call batch as it crosses: 'batch', the number of calls, then each call's fields.
+function P.encode_batch(calls)
+  local flat, n = {}, 0
+  for _, c in ipairs(calls) do
+    flat[n + 1], flat[n + 2], flat[n + 3], flat[n + 4], flat[n + 5], flat[n + 6] =
+      c.tool, c.name, c.args_json, c.caller, c.call_id, c.turn
+    n = n + 6
+  end
+  return 'batch', #calls, table_unpack(flat, 1, n)
+end
+
+--- A batch's answers, in call order: each {ok, text, record}, from the values where they came
+--- (values[at + 1] is the first call's ok).
+function P.decode_batch_answers(values, at, count)
+  local out = {}
+  for k = 1, count do
+    local i = at + 3 * k
+    out[k] = { ok = values[i - 2], text = values[i - 1], record = values[i] }
+  end
+  return out
+end
+
+return P

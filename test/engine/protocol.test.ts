@@ -1,0 +1,293 @@
+/**
+ * The protocol between the section driver and the Lua runtime, run on both sides: every
+ * message kind is encoded in Lua (src/engine/lua/runtime/protocol.lua, in a real VM) and
+ * decoded in TypeScript (src/engine/entry/protocol.ts), and the other way round, field by
+ * named field. A layout changed on one side only fails here.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  BATCH_CALL_FIELDS,
+  decodeBatch,
+  decodeEffect,
+  decodeRound,
+  encodeBatch,
+  encodeBatchAnswers,
+  encodeEntry,
+  encodeReply,
+  encodeRound,
+  ENTRY_FIELDS,
+  failure,
+  fusedRecordTexts,
+  replyCall,
+  replyCallCount,
+  ROUND_FIELDS,
+  ROUND_TEXTS_AT,
+  type BatchAnswer,
+  type BatchCall,
+  type EntryFacts,
+  type ReplyCall,
+  type RoundYield,
+} from '../../src/engine/entry/protocol.ts';
+import type { LuaScalar, LuaVm } from '../../src/engine/lua/vm.ts';
+import { LUA_SOURCES } from '../../src/engine/lua/runtime/sources.generated.ts';
+import { newPlatform } from './helpers.ts';
+
+let vm: LuaVm;
+beforeAll(async () => {
+  vm = await (await newPlatform()).newVm({});
+});
+afterAll(() => vm.close());
+
+/**
+ * Runs `body` in the VM with protocol.lua loaded as P and `args` as `...`; answers what it
+ * returns. from_pairs and to_pairs carry a table's named fields as (name, value) values.
+ */
+let chunks = 0;
+function lua(body: string, args: LuaScalar[] = []): LuaScalar[] {
+  const source = `local P = (function(...)\n${LUA_SOURCES.protocol}\nend)()
+local function from_pairs(...)
+  local t = {}
+  for i = 1, select('#', ...), 2 do local k, v = select(i, ...); t[k] = v end
+  return t
+end
+local function to_pairs(t)
+  local keys, out, n = {}, {}, 0
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do out[n + 1], out[n + 2] = k, t[k]; n = n + 2 end
+  return table.unpack(out, 1, n)
+end
+${body}`;
+  return vm.runChunk({ name: `protocol-test-${chunks++}`, source }, args);
+}
+
+/** A field name as the Lua side spells it. */
+const snake = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+
+/** An object's fields as Lua (name, value) pairs, names in snake case. */
+function toPairs(object: object): LuaScalar[] {
+  return Object.entries(object).flatMap(([name, value]) => [snake(name), value as LuaScalar]);
+}
+
+/** An object from Lua (name, value) pairs, with the fields Lua holds as nil set to null. */
+function fromPairs(values: LuaScalar[], fields: readonly string[]): Record<string, LuaScalar> {
+  const object: Record<string, LuaScalar> = Object.fromEntries(fields.map((field) => [snake(field), null]));
+  for (let i = 0; i < values.length; i += 2) object[String(values[i])] = values[i + 1]!;
+  return object;
+}
+
+/** An object with its field names in snake case. */
+const snakeKeys = (object: object) => Object.fromEntries(Object.entries(object).map(([name, value]) => [snake(name), value]));
+
+const facts: EntryFacts = {
+  kind: 'task',
+  name: 'Work',
+  prologue: 2,
+  epilogue: 1,
+  hasProse: true,
+  argsText: '["a"]',
+  runArgsText: '{}',
+  itemText: null,
+  runId: 'run-9',
+  sectionName: 'Work',
+  taskId: '0.1',
+  promptName: 'p',
+  promptTitle: 'P',
+  promptDescription: 'd',
+};
+
+describe('the entry', () => {
+  it('names the same fields in the same order on both sides', () => {
+    expect(lua('return table.unpack(P.ENTRY_FIELDS)')).toEqual(ENTRY_FIELDS.map(snake));
+  });
+
+  it('reaches __rv_bind with every fact under its name, and Lua writes what the driver writes', () => {
+    expect(fromPairs(lua('return to_pairs(P.decode_entry(...))', encodeEntry(facts)), ENTRY_FIELDS)).toEqual(snakeKeys(facts));
+    expect(lua('return P.encode_entry(from_pairs(...))', toPairs(facts))).toEqual(encodeEntry(facts));
+  });
+});
+
+describe('a store or clock effect', () => {
+  it('crosses as its op and payload', () => {
+    const values = lua(`return P.encode_effect('store.write', '{"path":"a.txt","text":"hi"}')`);
+    expect(values[0]).toBe('effect');
+    expect(decodeEffect(values.slice(1))).toEqual({ op: 'store.write', payloadText: '{"path":"a.txt","text":"hi"}' });
+  });
+});
+
+const loopRound: RoundYield = {
+  head: '{"config":{},"role":"writer","turn":2}',
+  role: 'writer',
+  turn: 2,
+  tools: '[{"name":"web_search"}]',
+  toolMap: '{"web_search":"web/search"}',
+  fuse: true,
+  oneOff: false,
+  from: 3,
+  count: 2,
+  fusedRecords: false,
+};
+
+/** Encodes `round` in Lua, with `texts` as its changed records. */
+function luaRound(round: RoundYield, texts: string[]): LuaScalar[] {
+  return lua('local n = ...\nreturn P.encode_round(from_pairs(select(n + 2, ...)), { select(2, ...) }, n)', [texts.length, ...texts, ...toPairs(round)]);
+}
+
+/** Decodes a round's values (after 'effect') in Lua: its fields by name, and its texts. */
+function luaDecodedRound(values: LuaScalar[]): { round: Record<string, LuaScalar>; texts: LuaScalar[] } {
+  const body = `local round, texts = P.decode_round(...)
+local out = table.pack(#texts, table.unpack(texts))
+for _, v in ipairs({ to_pairs(round) }) do out[#out + 1] = v end
+return table.unpack(out)`;
+  const out = lua(body, values);
+  const n = Number(out[0]);
+  return { texts: out.slice(1, 1 + n), round: fromPairs(out.slice(1 + n), ROUND_FIELDS) };
+}
+
+describe('a model round', () => {
+  const cases: [string, RoundYield, string[]][] = [
+    ['a loop round whose tool list changed, its changed records after the fields', loopRound, ['{"role":"user"}', '{"role":"assistant"}']],
+    ['a loop round whose tool list did not change (no list sent)', { ...loopRound, tools: null, toolMap: null, from: 5, count: 1 }, ['{"role":"user"}']],
+    [
+      'a one-off round over its own single record',
+      { ...loopRound, tools: 'null', toolMap: null, fuse: false, oneOff: true, from: 1, count: 1 },
+      ['{"content":"2+2?","role":"user"}'],
+    ],
+    [
+      "a round after a fused one, naming the driver's records instead of sending them",
+      { ...loopRound, tools: null, toolMap: null, fusedRecords: true, count: 3 },
+      [],
+    ],
+  ];
+
+  for (const [what, round, texts] of cases) {
+    it(`reads back ${what}`, () => {
+      const values = luaRound(round, texts);
+      expect(values[0]).toBe('effect');
+      const rest = values.slice(1);
+      expect(decodeRound(rest)).toEqual(round);
+      expect(rest.slice(ROUND_TEXTS_AT)).toEqual(texts);
+      expect(encodeRound(round, texts)).toEqual(rest);
+      expect(luaDecodedRound(rest)).toEqual({ round: snakeKeys(round), texts });
+    });
+  }
+
+  it('sends no texts with a round that names the fused records, whatever the list holds', () => {
+    const round = { ...loopRound, fusedRecords: true, count: 2 };
+    expect(luaRound(round, ['{"stale":1}', '{"stale":2}']).slice(1 + ROUND_TEXTS_AT)).toEqual([]);
+  });
+});
+
+/** A reply as Lua reads it, after the leaf's leading true and the answer's own (ok): every field by name. */
+function luaReply(values: LuaScalar[]): Record<string, LuaScalar> {
+  const body = `local values = table.pack(true, ...)
+local reply = P.decode_reply(values, 2)
+local named = { content = reply.content, count = reply.count, record = reply.record, fused = reply.fused }
+for k = 1, reply.count do
+  named['call' .. k .. '_id'], named['call' .. k .. '_name'], named['call' .. k .. '_arguments_json'] = P.reply_call(reply, k)
+  if reply.fused then named['result' .. k .. '_text'], named['result' .. k .. '_record'] = P.fused_result(reply, k) end
+end
+return to_pairs(named)`;
+  return fromPairs(lua(body, values), ['record']);
+}
+
+describe("a model round's answer", () => {
+  const calls: ReplyCall[] = [
+    { id: 'c1', name: 'web_search', argumentsJson: '{"query":"a"}' },
+    { id: 'c2', name: 'web_fetch', argumentsJson: '{}' },
+  ];
+  const named = (reply: { content: string; record: string | null; fused: boolean }, replyCalls: ReplyCall[]) => ({
+    ...reply,
+    count: replyCalls.length,
+    ...Object.fromEntries(
+      replyCalls.flatMap((call, k) =>
+        [`call${k + 1}_id`, `call${k + 1}_name`, `call${k + 1}_arguments_json`].map((key, i) => [key, [call.id, call.name, call.argumentsJson][i]]),
+      ),
+    ),
+  });
+
+  it('reaches Lua as content, calls and the assistant record of a loop round', () => {
+    const values = encodeReply('thinking', calls, '{"role":"assistant"}');
+    expect(replyCallCount(values)).toBe(2);
+    expect([replyCall(values, 0), replyCall(values, 1)]).toEqual(calls);
+    expect(luaReply(values)).toEqual(named({ content: 'thinking', record: '{"role":"assistant"}', fused: false }, calls));
+  });
+
+  it('reaches Lua as the bare content of a one-off round, with no record', () => {
+    expect(luaReply(encodeReply('4', [], null))).toEqual(named({ content: '4', record: null, fused: false }, []));
+  });
+
+  it("carries a fused round's results after the reply, and the records the driver keeps for the next round", () => {
+    const values = encodeReply('thinking', calls, '{"role":"assistant"}');
+    const results: BatchAnswer[] = [
+      { ok: true, text: 'out 1', record: '{"tool":1}' },
+      { ok: false, text: 'failed 2', record: '{"tool":2}' },
+    ];
+    values.push(...encodeBatchAnswers(results));
+    expect(fusedRecordTexts(values)).toEqual(['{"role":"assistant"}', '{"tool":1}', '{"tool":2}']);
+    expect(luaReply(values)).toEqual({
+      ...named({ content: 'thinking', record: '{"role":"assistant"}', fused: true }, calls),
+      result1_text: 'out 1',
+      result1_record: '{"tool":1}',
+      result2_text: 'failed 2',
+      result2_record: '{"tool":2}',
+    });
+  });
+
+  it('reaches Lua as a failure: its kind and message', () => {
+    expect(lua('local values = table.pack(true, ...)\nreturn values[2], P.failure(values, 1)', failure('context', 'too long'))).toEqual([
+      false,
+      'context',
+      'too long',
+    ]);
+  });
+});
+
+describe('a tool-call batch', () => {
+  const calls: BatchCall[] = [
+    { tool: 'web/search', name: 'web_search', args: { query: 'lua' }, caller: 'model', callId: 'c1', turn: 1 },
+    { tool: 'web/fetch', name: 'fetch', args: [], caller: 'script', callId: null, turn: 0 },
+  ];
+  /** A call's fields as the Lua runtime holds them (its arguments as JSON text), as (name, value) pairs. */
+  const luaCall = (call: BatchCall) =>
+    toPairs({ tool: call.tool, name: call.name, argsJson: JSON.stringify(call.args), caller: call.caller, callId: call.callId, turn: call.turn });
+
+  it('reads back every call Lua sends, a script call without a call id among them', () => {
+    const width = 2 * BATCH_CALL_FIELDS.length;
+    const body = `local count = ...
+local values = table.pack(...)
+local calls = {}
+for k = 1, count do
+  local first = 2 + (k - 1) * ${width}
+  calls[k] = from_pairs(table.unpack(values, first, first + ${width} - 1))
+end
+return P.encode_batch(calls)`;
+    const values = lua(body, [calls.length, ...calls.flatMap(luaCall)]);
+    expect(values[0]).toBe('batch');
+    expect(decodeBatch(values.slice(1))).toEqual(calls);
+    expect(encodeBatch(calls)).toEqual(values.slice(1));
+  });
+
+  it('names the same call fields on both sides', () => {
+    expect(lua('return table.unpack(P.BATCH_CALL_FIELDS)')).toEqual(BATCH_CALL_FIELDS.map((field) => (field === 'args' ? 'args_json' : snake(field))));
+  });
+
+  it("reaches Lua as each call's ok, text and record, in call order", () => {
+    const answers: BatchAnswer[] = [
+      { ok: true, text: 'found', record: '{"role":"tool"}' },
+      { ok: false, text: 'no such page', record: null },
+    ];
+    const body = `local values = table.pack(...)
+local out = {}
+for k, a in ipairs(P.decode_batch_answers(values, 0, 2)) do out['ok' .. k], out['text' .. k], out['record' .. k] = a.ok, a.text, a.record end
+return to_pairs(out)`;
+    expect(fromPairs(lua(body, encodeBatchAnswers(answers)), ['record2'])).toEqual({
+      ok1: true,
+      text1: 'found',
+      record1: '{"role":"tool"}',
+      ok2: false,
+      text2: 'no such page',
+      record2: null,
+    });
+  });
+});
