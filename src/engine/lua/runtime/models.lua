@@ -68,13 +68,17 @@ local head_role, head_config, head_start = nil, nil, nil
 -- The tool list's JSON as the driver last got it: it keeps that, so a round sends the list
 -- only when it changed (nil otherwise).
 local sent_tools = nil
+-- One table holds every round's fields: encode_round reads them at once, before anything else
+-- runs, and a table per round was a visible share of a tool round's allocations.
+local round = {}
 local function model_round(role, config_json, question, rendered)
   R.round = R.round + 1
   local turn = R.round
   if role ~= head_role or config_json ~= head_config then
     head_role, head_config, head_start = role, config_json, '{"config":' .. config_json .. ',"role":' .. quote(role) .. ',"turn":'
   end
-  local round = { head = head_start .. turn .. '}', role = role, turn = turn, fuse = false, one_off = false, fused_records = false }
+  round.head, round.role, round.turn, round.tool_map, round.fuse, round.one_off, round.fused_records =
+    head_start .. turn .. '}', role, turn, nil, false, false, false
   local texts, n
   if question then
     round.tools, round.one_off, round.from, round.count = 'null', true, 1, 1
