@@ -59,8 +59,17 @@ export async function resumeOnce(n: number, evict: boolean, inWorker: boolean): 
 
 /** Starts `count` W3 runs of N steps and drives each to its ask (untimed); evicts their objects when asked. */
 export async function suspendedRuns(n: number, count: number, evict: boolean, prompt = 'w3'): Promise<{ run: string; ask: string }[]> {
+  return suspendedRunsOf(
+    n,
+    evict,
+    Array.from({ length: count }, () => prompt),
+  );
+}
+
+/** Starts a W3 run of N steps of each prompt of `prompts` and drives it to its ask (untimed); evicts their objects when asked. */
+export async function suspendedRunsOf(n: number, evict: boolean, prompts: string[]): Promise<{ run: string; ask: string }[]> {
   const asks: { run: string; ask: string }[] = [];
-  for (let i = 0; i < count; i++) {
+  for (const prompt of prompts) {
     const waiting = await api('POST', `/prompts/${prompt}/runs?wait=60`, { args: { n } });
     if (waiting.status !== 'suspended') throw new Error(`w3 N=${n} did not suspend: ${JSON.stringify(waiting)}`);
     asks.push({ run: waiting.run_id, ask: waiting.pending[0].ask_id });

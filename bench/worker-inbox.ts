@@ -6,15 +6,16 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { api, cpuMs, median, now, p90, resumeBatch, suspendedRuns } from './worker-client.ts';
+import { api, cpuMs, median, now, p90, resumeBatch, suspendedRuns, suspendedRunsOf } from './worker-client.ts';
 import { W3 } from './workloads.ts';
 import { NOTIFY_PIECES, type NotifyPiece } from './worker-notify-cost.ts';
+import { fetchCpu } from './worker-fetch-cost.ts';
 
 /** Notifications as the receiver got them: arrival times (us) by run and type, and who waits for the next. */
 const arrivals = new Map<string, number[]>();
 const waiting = new Map<string, () => void>();
-/** How many connections and requests the receiver has had (workerd's fetch reuses a connection, or not). */
-const received = { connections: 0, requests: 0 };
+/** How many connections and requests the receiver has had (workerd's fetch reuses a connection, or not), and its URL. */
+const received = { connections: 0, requests: 0, url: '' };
 export const NOTIFY_SECRET = 'whsec_YmVuY2gtbm90aWZ5LXNlY3JldC1vZi10aGUtcnVu';
 
 /** The benchmark's notification receiver on 127.0.0.1: answers 204 and notes each arrival. */
@@ -34,7 +35,8 @@ export async function startReceiver(): Promise<{ url: string; close: () => Promi
   server.on('connection', () => received.connections++);
   server.on('request', () => received.requests++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  received.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url: received.url, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
 /** Waits (up to a minute) for the `count`-th notification of `type` for `run`; its arrival time (us). */
@@ -165,6 +167,13 @@ async function notifyPieces(count: number): Promise<Record<string, number>> {
   console.log(`one notification's pieces inside workerd, each done ${count} times in a row (median of 5; CPU over the 5, per piece):`);
   for (const row of rows) console.log(row);
   console.log(`  the receiver had ${received.connections} connection(s) for ${received.requests} requests`);
+  // The same fetch from a Worker of its own: with no inspector, and with wrangler dev's (the Network domain on).
+  const fetchUs = await fetchCpu(`${received.url}/notify`, count * 5);
+  console.log(
+    `one fetch to the receiver, workerd's CPU: ${fetchUs.none.toFixed(0)} us with no inspector (as deployed), ${fetchUs.network.toFixed(0)} us with the inspector's Network domain on (wrangler dev)`,
+  );
+  results.fetch_workerd_cpu_no_inspector_us = +fetchUs.none.toFixed(0);
+  results.fetch_workerd_cpu_network_inspector_us = +fetchUs.network.toFixed(0);
   return results;
 }
 
@@ -189,12 +198,15 @@ const SETTLE_MS = 300;
  * what a resume's own latency pays for the outbox. The mean of the middle 80% per variant (us).
  */
 async function resumeLatency(n: number, evict: boolean, count: number): Promise<Map<Variant, number>> {
-  const suspended = new Map<Variant, { run: string; ask: string }[]>();
-  for (const prompt of VARIANTS) suspended.set(prompt, await suspendedRuns(n, count, evict, prompt));
   const times = new Map<Variant, number[]>(VARIANTS.map((v) => [v, []]));
   for (let i = 0; i < count; i++) {
-    for (const prompt of VARIANTS) {
-      const { run, ask } = suspended.get(prompt)![i]!;
+    // Each round starts with another variant, so that none always follows the same one; its
+    // runs are made just before (an object left idle for long is evicted by workerd, and its
+    // resume would be a replay).
+    const order = [...VARIANTS.slice(i % 3), ...VARIANTS.slice(0, i % 3)];
+    const suspended = await suspendedRunsOf(n, evict, order);
+    for (const [j, prompt] of order.entries()) {
+      const { run, ask } = suspended[j]!;
       const answered = await api<{ ms: number; view: { status: string; result: string | null } }>('POST', `/bench/answer/${run}/${ask}`);
       if (answered.view.status !== 'completed' || answered.view.result !== 'blue') throw new Error(`w3 N=${n}: ${JSON.stringify(answered.view)}`);
       times.get(prompt)!.push(answered.ms * 1000);
@@ -216,7 +228,7 @@ async function resumeThroughput(
   const cpu = new Map<Variant, { workerd: number; server: number; bench: number }>(VARIANTS.map((v) => [v, { workerd: 0, server: 0, bench: 0 }]));
   const rounds = 5;
   for (let b = 0; b < rounds; b++) {
-    for (const prompt of VARIANTS) {
+    for (const prompt of [...VARIANTS.slice(b % 3), ...VARIANTS.slice(0, b % 3)]) {
       const asks = await suspendedRuns(n, count, evict, prompt);
       const before = cpuMs();
       batches.get(prompt)!.push(await resumeBatch(n, evict, count, prompt, asks));

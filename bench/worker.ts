@@ -36,16 +36,19 @@
  *  - B1 inside the Worker isolate (bench/worker-b1.ts): parse and run the 20-section pure-Lua
  *    prompt on the isolate's platform, as a ratio to 20 bare VMs of the isolate's wasmoon
  *    factory, measured in the same request (target, as in Node: at most 2x).
- *  - the inbox (`BENCH_PARTS=inbox`): with a notification receiver of the benchmark's own on
- *    loopback (runvil.yaml's `notify:`), the time from a run's start to its ask.created
- *    arriving, and from an answer to the next ask's ask.created (median and p90); GET /asks
- *    with 10,000 pending asks and GET /runs with 100,000 runs in the index (seeded directly,
- *    /bench/seed-index), first and deep pages, filtered and not, beside GET /health; and
- *    what the outbox's deliveries cost W3 (`BENCH_PARTS=outbox`): the back-to-back resume
- *    inside the Worker of `w3-indexed` (index rows only) and of `w3` (index rows and a
- *    notification per event to the receiver) beside `w3-bare`, the same workload with
- *    nothing to deliver (bench/worker-entry.ts), target within 10%; and the answer over
- *    HTTP, which also waits for the answer's own index write (read-your-writes).
+ *  - the inbox and the outbox (bench/worker-inbox.ts): with a notification receiver of the
+ *    benchmark's own on loopback (runvil.yaml's `notify:`), the time from a run's start to
+ *    its ask.created arriving and from an answer to the next ask's (median and p90), and
+ *    GET /asks with 10,000 pending asks and GET /runs with 100,000 runs in the index
+ *    (`BENCH_PARTS=inbox`); what the outbox's deliveries cost W3 (`BENCH_PARTS=outbox`):
+ *    `w3-indexed` (index rows only) and `w3` (index rows and a notification per event)
+ *    beside `w3-bare`, the same workload with nothing to deliver (bench/worker-entry.ts),
+ *    one resume at a time and back to back, with the CPU per resume of workerd, the server
+ *    and the receiver, target within 10%; and where a notification's cost goes (each piece
+ *    of a delivery timed in workerd, bench/worker-notify-cost.ts; one fetch's CPU with and
+ *    without wrangler dev's inspector, bench/worker-fetch-cost.ts).
+ * The client side (the API, the clock, W3 runs driven to their ask and resumed) is
+ * bench/worker-client.ts.
  * Every other time includes one HTTP round trip on 127.0.0.1 through wrangler's local proxy;
  * the `GET /health` median is printed beside them. Run with `npm run bench:worker` (BENCH_SCALE=0.1
  * for a quick pass, BENCH_PARTS=w3 for one part: throughput, w3, fanout, callbacks, inbox, outbox, b1).

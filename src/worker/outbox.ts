@@ -401,6 +401,10 @@ export class Outbox {
       );
       return null;
     }
+    // Not AbortSignal.timeout: its timer would stay pending for the whole 15 s after the answer,
+    // and a pending timer keeps the object in memory (and billed) that long after every event.
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new Error(`no answer in ${NOTIFY_TIMEOUT_MS / 1000} s`)), NOTIFY_TIMEOUT_MS);
     try {
       const body = JSON.stringify({ type: record.event, timestamp: record.timestamp, data: await this.completeData(record) });
       const at = new Date();
@@ -416,7 +420,7 @@ export class Outbox {
             'user-agent': 'Runvil-Notifications/1',
           },
           body,
-          signal: AbortSignal.timeout(NOTIFY_TIMEOUT_MS),
+          signal: timeout.signal,
         }),
       );
       await response.body?.cancel().catch(() => undefined);
@@ -426,6 +430,8 @@ export class Outbox {
         `run ${this.host.state.meta()!.run_id}: notification ${record.webhook_id} to ${record.url} failed: ${error instanceof Error ? error.message : String(error)}`,
       );
       return null;
+    } finally {
+      clearTimeout(timer);
     }
   }
 
