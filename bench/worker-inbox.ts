@@ -271,7 +271,11 @@ export async function outboxCost(scale: number): Promise<Record<string, number>>
   ] as const) {
     const key = `w3_n${n}_${evict ? 'replay' : 'live'}`;
     const latency = await resumeLatency(n, evict, count);
+    const seen = { ...received };
     const throughput = await resumeThroughput(n, evict, count);
+    const [connections, requests] = [received.connections - seen.connections, received.requests - seen.requests];
+    console.log(`W3 N=${n} back to back: the receiver had ${connections} new connection(s) for ${requests} notifications`);
+    results[`${key}_receiver_connections_per_notification`] = +(connections / Math.max(1, requests)).toFixed(2);
     const bare = { latency: latency.get('w3-bare')!, throughput: throughput.get('w3-bare')! };
     for (const [prompt, what] of [
       ['w3-indexed', 'index rows'],
