@@ -56,7 +56,11 @@ export class EventLog {
       this.meter?.event(seq);
       return;
     }
-    const event: RunEvent = { seq, type, ...place, ...(typeof fields === 'function' ? fields() : fields) };
+    // Copied key by key rather than spread: every tool round makes five events, and a
+    // replay on the command line makes them all again.
+    const event: RunEvent = { seq, type, section: place.section, task: place.task, turn: place.turn };
+    const extra = typeof fields === 'function' ? fields() : fields;
+    for (const key in extra) event[key] = extra[key];
     if (this.meter && !this.meter.event(seq, event)) {
       this.count--;
       return;

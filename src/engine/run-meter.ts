@@ -114,8 +114,8 @@ export function jsonSize(value: unknown): number {
         for (const item of value) size += jsonSize(item) + 1;
         return size;
       }
+      // JSON values (literals, JSON.parse) have only own enumerable keys: no hasOwn test needed.
       for (const key in value) {
-        if (!Object.hasOwn(value, key)) continue;
         const item = (value as Record<string, unknown>)[key];
         if (item !== undefined) size += key.length + 4 + jsonSize(item);
       }

@@ -7,6 +7,7 @@ import type { Json } from '../../json/json.ts';
 import { Conversation } from '../conversation.ts';
 import type { EffectAnswer, EffectRequest } from '../effects.ts';
 import type { EntryClock } from '../entry-clock.ts';
+import type { EventFields } from '../events.ts';
 import type { LuaScalar } from '../lua/vm.ts';
 import { checkReply, type CheckedReply } from '../model-reply.ts';
 import type { RunContext } from '../run-context.ts';
@@ -68,13 +69,12 @@ export function prepareRound(run: RunContext, spec: EntrySpec, entry: EntryState
 function reportRoundStart(run: RunContext, spec: EntrySpec, conversation: Conversation, from: number, role: string, turn: number): void {
   const system = run.prompt.h1.prose;
   const first = Math.max(from, 1);
-  run.events.emit('model_turn_started', { section: spec.section.name, task: spec.chain, turn }, () => ({
-    from: first,
-    messages: conversation.recordsFrom(first),
-    role,
-    ...(from === 0 ? { once: true } : {}),
-    ...(first === 1 && system !== '' ? { system } : {}),
-  }));
+  run.events.emit('model_turn_started', { section: spec.section.name, task: spec.chain, turn }, () => {
+    const fields: EventFields = { from: first, messages: conversation.recordsFrom(first), role };
+    if (from === 0) fields.once = true;
+    if (first === 1 && system !== '') fields.system = system;
+    return fields;
+  });
 }
 
 /** The texts of the records the last fused round's answer carried, `count` of them as Lua says. */
@@ -193,12 +193,11 @@ export function answerRound(
   if (checked.tool_calls.length > 0) {
     // Made only when reported: a replay counts the events the stream already holds.
     run.events.emit('assistant_tool_calls', place, () => ({
-      calls: checked.tool_calls.map((call) => ({
-        arguments: JSON.parse(call.arguments_json) as Json,
-        id: call.id,
-        name: call.name,
-        ...(Object.hasOwn(renderedTools, call.name) ? { tool: renderedTools[call.name]! } : {}),
-      })),
+      calls: checked.tool_calls.map((call) => {
+        const reported: { [key: string]: Json } = { arguments: JSON.parse(call.arguments_json) as Json, id: call.id, name: call.name };
+        if (Object.hasOwn(renderedTools, call.name)) reported.tool = renderedTools[call.name]!;
+        return reported;
+      }),
     }));
   }
   return encodeReply(checked.content, calls, assistantRecord(checked));
