@@ -7,8 +7,10 @@
  * times the resume inside the Worker, `POST /bench/answer-batch`, which times a batch of
  * them back to back, and `GET /bench/fanout?name=fanout|calls&items=N`, which runs
  * the fanout measurement of worker-fanout.ts on the isolate's own LuaPlatform (the one its
- * runs use) and answers it as JSON, and `GET /bench/b1?iterations=N`, which measures B1 on
- * that platform against bare VMs of the isolate's factory (worker-b1.ts).
+ * runs use) and answers it as JSON, `GET /bench/b1?iterations=N`, which measures B1 on
+ * that platform against bare VMs of the isolate's factory (worker-b1.ts), and
+ * `POST /bench/notify-cost?piece=&count=`, which times one piece of a notification's
+ * delivery in a run object (worker-notify-cost.ts).
  */
 import '../src/worker/lua-factory.ts';
 import type { HostConfig } from '../src/host/host.ts';
@@ -29,6 +31,8 @@ import type { D1Database } from '../src/worker/platform-types.ts';
 import { grabPack, w3Reply } from './workloads.ts';
 import { httpToolPacks } from '../src/host/http-tool-pack.ts';
 import { textVars } from '../src/worker/env.ts';
+import { resolveConfigValue } from '../src/config/deployment-config.ts';
+import { doNotifyPiece, NOTIFY_PIECES, type NotifyPiece } from './worker-notify-cost.ts';
 
 /** The peers' scripted model: N grab calls (N read from the first user message), then the ask. */
 const scriptedModel: ModelProvider = {
@@ -61,6 +65,15 @@ export class RunObject extends WorkerRunObject {
 
   private bare(): boolean {
     return (this.ctx.storage.kv.get('meta') as { prompt?: string } | undefined)?.prompt === 'w3-bare';
+  }
+
+  /** Does one piece of a notification's delivery `count` times (worker-notify-cost.ts), to the first notify target. */
+  async notifyPiece(piece: NotifyPiece, count: number): Promise<void> {
+    const target = super.notifyTargets()[0]!;
+    const vars = textVars(this.env);
+    const [url, secret] = [resolveConfigValue(target.url, vars), resolveConfigValue(target.secret, vars)];
+    if (!url.ok || !secret.ok) throw new Error('the bench notify target does not resolve');
+    await doNotifyPiece({ storage: this.ctx.storage, url: url.value, secret: secret.value }, piece, count);
   }
 
   /** Drops this object's memory (its storage stays). */
@@ -136,6 +149,17 @@ app.post('/bench/seed-index', requireApiToken, async (c) => {
       .bind(asks),
   ]);
   return c.json({ runs, asks });
+});
+
+/** Times one piece of a notification's delivery, done `count` times in a run object of its own (worker-notify-cost.ts). */
+app.post('/bench/notify-cost', requireApiToken, async (c) => {
+  const piece = c.req.query('piece') as NotifyPiece;
+  if (!NOTIFY_PIECES.includes(piece)) return c.json({ error: 'unknown piece' }, 400);
+  const count = Math.max(1, Number(c.req.query('count') ?? '100') || 100);
+  const object = c.env.RUNS.get(c.env.RUNS.idFromName('bench-notify-cost')) as unknown as RunObject;
+  const t0 = performance.now();
+  await object.notifyPiece(piece, count);
+  return c.json({ ms: performance.now() - t0 });
 });
 
 app.get('/bench/fanout', requireApiToken, async (c) => {

@@ -36,52 +36,39 @@
  *  - B1 inside the Worker isolate (bench/worker-b1.ts): parse and run the 20-section pure-Lua
  *    prompt on the isolate's platform, as a ratio to 20 bare VMs of the isolate's wasmoon
  *    factory, measured in the same request (target, as in Node: at most 2x).
- *  - the inbox (`BENCH_PARTS=inbox`): with a notification receiver of the benchmark's own on
- *    loopback (runvil.yaml's `notify:`), the time from a run's start to its ask.created
- *    arriving, and from an answer to the next ask's ask.created (median and p90); GET /asks
- *    with 10,000 pending asks and GET /runs with 100,000 runs in the index (seeded directly,
- *    /bench/seed-index), first and deep pages, filtered and not, beside GET /health; and
- *    what the outbox's deliveries cost W3 (`BENCH_PARTS=outbox`): the back-to-back resume
- *    inside the Worker of `w3-indexed` (index rows only) and of `w3` (index rows and a
- *    notification per event to the receiver) beside `w3-bare`, the same workload with
- *    nothing to deliver (bench/worker-entry.ts), target within 10%; and the answer over
- *    HTTP, which also waits for the answer's own index write (read-your-writes).
+ *  - the inbox and the outbox (bench/worker-inbox.ts): with a notification receiver of the
+ *    benchmark's own on loopback (runvil.yaml's `notify:`), the time from a run's start to
+ *    its ask.created arriving and from an answer to the next ask's (median and p90), and
+ *    GET /asks with 10,000 pending asks and GET /runs with 100,000 runs in the index
+ *    (`BENCH_PARTS=inbox`); what the outbox's deliveries cost W3 (`BENCH_PARTS=outbox`):
+ *    `w3-indexed` (index rows only) and `w3` (index rows and a notification per event)
+ *    beside `w3-bare`, the same workload with nothing to deliver (bench/worker-entry.ts),
+ *    one resume at a time and back to back, with the CPU per resume of workerd, the server
+ *    and the receiver, target within 10%; and where a notification's cost goes (each piece
+ *    of a delivery timed in workerd, bench/worker-notify-cost.ts; one fetch's CPU with and
+ *    without wrangler dev's inspector, bench/worker-fetch-cost.ts).
+ * The client side (the API, the clock, W3 runs driven to their ask and resumed) is
+ * bench/worker-client.ts.
  * Every other time includes one HTTP round trip on 127.0.0.1 through wrangler's local proxy;
  * the `GET /health` median is printed beside them. Run with `npm run bench:worker` (BENCH_SCALE=0.1
  * for a quick pass, BENCH_PARTS=w3 for one part: throughput, w3, fanout, callbacks, inbox, outbox, b1).
  */
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { freePort, killLocalServer, startLocalServer, type LocalServer } from '../scripts/local-server.mjs';
 import { b1Part, type B1Measure } from './worker-b1.ts';
 import { describeMeasure, expectedResult, ISOLATE_BYTES, VM_BOUND, type FanoutMeasure } from './worker-fanout.ts';
 import { measureLangGraph, RECORDED } from './peers.ts';
 import { W3 } from './workloads.ts';
+import { api, BATCHES, median, now, resumeBatch, resumeOnce, token, useServer } from './worker-client.ts';
+import { inbox, NOTIFY_SECRET, outboxCost, startReceiver } from './worker-inbox.ts';
 import { startToolService, TOOL_SERVICE_SECRET } from '../scripts/tool-service.mjs';
 
 const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
-const token = randomBytes(16).toString('hex');
 const stateDir = `.wrangler/bench-state-${process.pid}`;
 let server: LocalServer | null = null;
 let toolService: Awaited<ReturnType<typeof startToolService>> | null = null;
 let configFile: string | null = null;
-
-async function api<T = any>(method: string, path: string, body?: unknown, expect = 200): Promise<T> {
-  const response = await fetch(`${server!.base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}` },
-    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (response.status !== expect) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return (text ? JSON.parse(text) : null) as T;
-}
-
-const now = () => Number(process.hrtime.bigint()) / 1000;
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** Requests per second of `op`, with `concurrency` clients, for `seconds`. */
 async function rate(op: () => Promise<void>, concurrency: number, seconds: number): Promise<number> {
@@ -123,64 +110,6 @@ async function throughput(): Promise<Record<string, number>> {
     started_ratio: +(started / health).toFixed(3),
     completed_ratio: +(completed / health).toFixed(3),
   };
-}
-
-/**
- * One W3 resume: start and drive to the ask (untimed), evict or not, answer (timed). Over
- * HTTP the time is the client's; `inWorker` answers through /bench/answer instead, which
- * times the same resume inside the Worker, without the local HTTP.
- */
-async function resumeOnce(n: number, evict: boolean, inWorker: boolean): Promise<number> {
-  const [{ run, ask }] = (await suspendedRuns(n, 1, evict)) as [{ run: string; ask: string }];
-  let us: number;
-  let done: { status: string; result: string | null };
-  if (inWorker) {
-    const answered = await api<{ ms: number; view: typeof done }>('POST', `/bench/answer/${run}/${ask}`);
-    us = answered.ms * 1000;
-    done = answered.view;
-  } else {
-    const t0 = now();
-    done = await api('POST', `/runs/${run}/asks/${ask}?wait=60`, { answer: 'blue' });
-    us = now() - t0;
-  }
-  if (done.status !== 'completed' || done.result !== 'blue') throw new Error(`w3 N=${n} resume: ${JSON.stringify(done)}`);
-  return us;
-}
-
-/** Starts `count` W3 runs of N steps and drives each to its ask (untimed); evicts their objects when asked. */
-async function suspendedRuns(n: number, count: number, evict: boolean, prompt = 'w3'): Promise<{ run: string; ask: string }[]> {
-  const asks: { run: string; ask: string }[] = [];
-  for (let i = 0; i < count; i++) {
-    const waiting = await api('POST', `/prompts/${prompt}/runs?wait=60`, { args: { n } });
-    if (waiting.status !== 'suspended') throw new Error(`w3 N=${n} did not suspend: ${JSON.stringify(waiting)}`);
-    asks.push({ run: waiting.run_id, ask: waiting.pending[0].ask_id });
-  }
-  // Let the earlier runs' alarms write them to KV first (the run object's KV_SYNC_DELAY_MS),
-  // so that no other run's work lands in the timed part.
-  await new Promise((resolve) => setTimeout(resolve, 600));
-  if (evict) {
-    for (const { run } of asks) await api('POST', `/bench/evict/${run}`);
-    // An evicted object is resumed a while after it went, not in the same moment: workerd
-    // tears the aborted instance down after the eviction's answer, and a resume sent at once
-    // would wait on that (about a millisecond), which no resume in production does.
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return asks;
-}
-
-/**
- * Batches of back-to-back resumes per row. Batch means of the same row move by up to a
- * quarter between batches on this machine, so the row takes the median of several.
- */
-const BATCHES = 7;
-
-/** The mean W3 resume over `count` back-to-back resumes of their own runs, timed inside the Worker (us). */
-async function resumeBatch(n: number, evict: boolean, count: number, prompt = 'w3'): Promise<number> {
-  const asks = await suspendedRuns(n, count, evict, prompt);
-  const { ms, views } = await api<{ ms: number; views: { status: string; result: string | null }[] }>('POST', '/bench/answer-batch', asks);
-  const wrong = views.find((view) => view.status !== 'completed' || view.result !== 'blue');
-  if (wrong) throw new Error(`w3 N=${n} resume: ${JSON.stringify(wrong)}`);
-  return (ms * 1000) / count;
 }
 
 /**
@@ -276,6 +205,7 @@ type ToolService = Awaited<ReturnType<typeof startToolService>>;
  */
 function benchConfig(service: ToolService | null): string {
   const file = `.wrangler/bench-runvil-${process.pid}.yaml`;
+  mkdirSync('.wrangler', { recursive: true });
   const packs = service
     ? `packs:\n  acme/deploy:\n    http:\n      url: ${service.url}\n      secret: \${RUNVIL_BENCH_DEPLOY_SECRET}\n    trusted: true\n    tools:\n      - name: now\n      - name: start\n`
     : '';
@@ -364,164 +294,6 @@ async function fanout(): Promise<Record<string, number>> {
   return results;
 }
 
-/** Notifications as the receiver got them: arrival time (us) by type and run. */
-const arrivals: { type: string; run: string; at: number }[] = [];
-const NOTIFY_SECRET = 'whsec_YmVuY2gtbm90aWZ5LXNlY3JldC1vZi10aGUtcnVu';
-
-/** The benchmark's notification receiver on 127.0.0.1: answers 204 and notes each arrival. */
-async function startReceiver(): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const at = now();
-      const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { type: string; data: { run_id: string } };
-      arrivals.push({ type: event.type, run: event.data.run_id, at });
-      response.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
-
-/** Waits for the `count`-th notification of `type` for `run`; its arrival time (us). */
-async function arrival(run: string, type: string, count = 1): Promise<number> {
-  for (let i = 0; i < 6000; i++) {
-    const found = arrivals.filter((a) => a.run === run && a.type === type);
-    if (found.length >= count) return found[count - 1]!.at;
-    await new Promise((resolve) => setTimeout(resolve, 1));
-  }
-  throw new Error(`no ${type} for run ${run}`);
-}
-
-const p90 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length * 0.9)]!;
-
-const BENCH_ASK = `---
-name: bench-ask
-description: Asks twice.
-runvil: 0
-uses: [user-input]
----
-# Bench ask
-
-## Ask
-\`\`\`lua
-local a = tools.call('user-input/ask', { question = 'First?' })
-local b = tools.call('user-input/ask', { question = 'Second?' })
-return a .. b
-\`\`\`
-`;
-
-async function inbox(): Promise<Record<string, number>> {
-  const results: Record<string, number> = {};
-  const health: number[] = [];
-  for (let i = 0; i < 50; i++) {
-    const t0 = now();
-    await api('GET', '/health');
-    health.push(now() - t0);
-  }
-  console.log(`HTTP round trip (GET /health)            median ${(median(health) / 1000).toFixed(2).padStart(7)} ms`);
-  results.health_ms = +(median(health) / 1000).toFixed(2);
-
-  await api('PUT', '/prompts/bench-ask', BENCH_ASK, 201);
-  const toCreated: number[] = [];
-  const toNext: number[] = [];
-  const count = Math.max(5, Math.round(30 * scale));
-  for (let i = 0; i < count; i++) {
-    const t0 = now();
-    const { run_id: run } = await api('POST', '/prompts/bench-ask/runs', {}, 202);
-    toCreated.push((await arrival(run, 'ask.created')) - t0);
-    const view = await api('GET', `/runs/${run}`);
-    const t1 = now();
-    await api('POST', `/runs/${run}/asks/${view.pending[0].ask_id}`, { answer: 'a' });
-    toNext.push((await arrival(run, 'ask.created', 2)) - t1);
-    await api('POST', `/runs/${run}/cancel`);
-  }
-  const ms = (us: number) => (us / 1000).toFixed(1).padStart(7);
-  console.log(`run start -> ask.created received        median ${ms(median(toCreated))} ms  p90 ${ms(p90(toCreated))} ms  n=${count}`);
-  console.log(`answer -> next ask's ask.created         median ${ms(median(toNext))} ms  p90 ${ms(p90(toNext))} ms  n=${count}`);
-  Object.assign(results, {
-    ask_created_notified_median_ms: +(median(toCreated) / 1000).toFixed(1),
-    ask_created_notified_p90_ms: +(p90(toCreated) / 1000).toFixed(1),
-    answer_to_next_ask_notified_median_ms: +(median(toNext) / 1000).toFixed(1),
-    answer_to_next_ask_notified_p90_ms: +(p90(toNext) / 1000).toFixed(1),
-  });
-
-  const runs = Math.round(100_000 * scale);
-  const asks = Math.round(10_000 * scale);
-  const seeded = now();
-  await api('POST', `/bench/seed-index?runs=${runs}&asks=${asks}`);
-  console.log(`seeded the index with ${runs} runs and ${asks} pending asks in ${((now() - seeded) / 1e6).toFixed(1)} s`);
-  const timeList = async (name: string, path: string): Promise<void> => {
-    const times: number[] = [];
-    let cursor: string | null = null;
-    for (let i = 0; i < 40; i++) {
-      // Every other request reads a page further on, following the cursor: deep pages cost the same.
-      const t0 = now();
-      const page: { next_cursor: string | null } = await api('GET', `${path}${i % 2 === 1 && cursor ? `&cursor=${cursor}` : ''}`);
-      times.push(now() - t0);
-      cursor = page.next_cursor ?? cursor;
-    }
-    console.log(`${name.padEnd(40)} median ${ms(median(times))} ms  p90 ${ms(p90(times))} ms  (GET /health ${ms(median(health))} ms)`);
-    results[`${name.replace(/[^a-z0-9]+/gi, '_').toLowerCase()}_median_ms`] = +(median(times) / 1000).toFixed(2);
-  };
-  await timeList(`GET /asks, ${asks} pending, 50 a page`, '/asks?status=pending&limit=50');
-  await timeList(`GET /asks?prompt=, ${asks} pending`, '/asks?status=pending&prompt=seed-1&limit=50');
-  await timeList(`GET /runs, ${runs} runs, 50 a page`, '/runs?limit=50');
-  await timeList(`GET /runs?prompt=&status=, ${runs} runs`, '/runs?prompt=seed-2&status=completed&limit=50');
-  return results;
-}
-
-/** The outbox's cost on W3: `w3` (index rows and a notification per event) beside `w3-bare` (nothing to deliver). */
-async function outboxCost(): Promise<Record<string, number>> {
-  const results: Record<string, number> = {};
-  await api('PUT', '/prompts/w3', W3, 201).catch(() => undefined);
-  await api('PUT', '/prompts/w3-bare', W3.replace('name: w3', 'name: w3-bare'), 201);
-  await api('PUT', '/prompts/w3-indexed', W3.replace('name: w3', 'name: w3-indexed'), 201);
-  const w3Count = Math.max(3, Math.round(20 * scale));
-  for (const [n, evict] of [
-    [10, false],
-    [100, true],
-  ] as const) {
-    // w3-bare: nothing to deliver; w3-indexed: index rows only (no notify target takes it); w3: index rows and notifications.
-    const variants = ['w3-bare', 'w3-indexed', 'w3'] as const;
-    for (const prompt of variants) await resumeBatch(n, evict, w3Count, prompt);
-    const batches = new Map<string, number[]>(variants.map((v) => [v, []]));
-    for (let b = 0; b < 5; b++) for (const prompt of variants) batches.get(prompt)!.push(await resumeBatch(n, evict, w3Count, prompt));
-    const bareUs = median(batches.get('w3-bare')!);
-    for (const [prompt, what] of [
-      ['w3-indexed', 'index rows'],
-      ['w3', 'index rows + notifications'],
-    ] as const) {
-      const us = median(batches.get(prompt)!);
-      const ratio = us / bareUs;
-      const label = `W3 N=${n} resume ${evict ? 'by replay' : 'live'}, ${what}`;
-      console.log(
-        `${label.padEnd(52)} ${(us / 1000).toFixed(2)} ms beside ${(bareUs / 1000).toFixed(2)} ms with nothing to deliver: ${ratio.toFixed(3)}x (target <= 1.10): ${ratio <= 1.1 ? 'within target' : 'OVER TARGET'}`,
-      );
-      results[`w3_n${n}_${evict ? 'replay' : 'live'}_${prompt === 'w3' ? 'notify' : 'index'}_ratio`] = +ratio.toFixed(3);
-    }
-    // Over HTTP the answer route also waits for the index write of the answer (read-your-writes), which runs while the run resumes.
-    const overHttp = async (prompt: string): Promise<number> => {
-      const asks = await suspendedRuns(n, w3Count, evict, prompt);
-      const times: number[] = [];
-      for (const { run, ask } of asks) {
-        const t0 = now();
-        const done = await api('POST', `/runs/${run}/asks/${ask}?wait=60`, { answer: 'blue' });
-        if (done.status !== 'completed') throw new Error(`w3 over HTTP: ${JSON.stringify(done)}`);
-        times.push(now() - t0);
-      }
-      return median(times);
-    };
-    const [httpBare, httpOutbox] = [await overHttp('w3-bare'), await overHttp('w3')];
-    console.log(
-      `${`  index rows + notifications, over HTTP (POST ...?wait=)`.padEnd(52)} ${(httpOutbox / 1000).toFixed(2)} ms beside ${(httpBare / 1000).toFixed(2)} ms: ${(httpOutbox / httpBare).toFixed(3)}x (the answer's own index write, read-your-writes, included)`,
-    );
-    results[`w3_n${n}_${evict ? 'replay' : 'live'}_outbox_http_ratio`] = +(httpOutbox / httpBare).toFixed(3);
-  }
-  return results;
-}
-
 const receiver = await startReceiver();
 
 try {
@@ -539,13 +311,14 @@ try {
     args: ['bench/worker-entry.ts'],
     env: { RUNVIL_NOTIFY_SECRET: NOTIFY_SECRET },
   });
+  useServer(server);
   const results = {
     ...(parts.includes('throughput') ? await throughput() : {}),
     ...(parts.includes('w3') ? await w3(langGraphUs, langGraph !== null) : {}),
     ...(parts.includes('fanout') ? await fanout() : {}),
     ...(toolService ? await callbacks(toolService) : {}),
-    ...(parts.includes('inbox') ? await inbox() : {}),
-    ...(parts.includes('outbox') ? await outboxCost() : {}),
+    ...(parts.includes('inbox') ? await inbox(scale) : {}),
+    ...(parts.includes('outbox') ? await outboxCost(scale) : {}),
     ...(parts.includes('b1') ? await b1Part((path) => api<B1Measure>('GET', path), scale) : {}),
   };
   console.log(`RESULT ${JSON.stringify(results)}`);

@@ -2,6 +2,8 @@
 export interface LocalServer {
   base: string;
   output: string;
+  /** The server's process (the leader of its process group). */
+  child: import('node:child_process').ChildProcess;
 }
 export function freePort(): Promise<number>;
 export function startLocalServer(options: {

@@ -32,6 +32,14 @@ export const NOTIFY_RETRY_MS = [10_000, 60_000, 600_000, 3_600_000, 21_600_000] 
 /** How long one delivery attempt may take before it counts as failed. */
 export const NOTIFY_TIMEOUT_MS = 15_000;
 
+/**
+ * How long after a notification is made the alarm comes to send it if it has not left by
+ * then: it leaves at once, in the background (outbox-sender.ts), and the alarm is the
+ * backstop for an object that dies first. Not `now`: an alarm per notification would be an
+ * invocation of the object per event, on the same thread as the run.
+ */
+export const NOTIFY_BACKSTOP_MS = 1_000;
+
 /** How soon a failed index write is tried again. */
 export const INDEX_RETRY_MS = 2_000;
 
@@ -98,7 +106,7 @@ export interface OutboxHost {
   askInfo(ask: AskRecord): AskInfo;
   /** Writes the next batch of the finished run to KV (kv-sync.ts). */
   syncKv(): Promise<'done' | 'more' | 'failed'>;
-  /** Asks for the alarm to run by `at` (ms since the epoch); `now`: a notification is owed, send it without waiting for the alarm. */
+  /** Asks for the alarm to run by `at` (ms since the epoch); `now`: a notification is owed, send it in the background without waiting for the alarm. */
   wake(at: number, now: boolean): void;
   /** Delivery's fetch (tests count and fail it). */
   fetch(request: Request): Promise<Response>;
@@ -153,8 +161,9 @@ export class Outbox {
       );
       this.kv.put('outbox-kv', { due: now + KV_SYNC_DELAY_MS });
     }
-    // A notification leaves at once; index rows a moment later, with the changes made meanwhile.
-    this.host.wake(notified ? now : (owed.since ?? now) + INDEX_DELAY_MS, notified);
+    // A notification leaves at once (the alarm a moment later is its backstop); index rows a moment later, with the changes made meanwhile.
+    const indexAt = (owed.since ?? now) + INDEX_DELAY_MS;
+    this.host.wake(notified ? Math.min(indexAt, now + NOTIFY_BACKSTOP_MS) : indexAt, notified);
   }
 
   /** Owes KV the finished run (a run that ended before the outbox kept it, and is not yet in KV). */
@@ -330,7 +339,8 @@ export class Outbox {
     if (index !== null) consider(index);
     for (const keys of this.pendingByTarget().values()) {
       const head = this.kv.get<NotificationRecord>(keys[0]!);
-      if (head) consider(head.due);
+      // A first attempt is made at once, in the background; the alarm is its backstop.
+      if (head) consider(head.attempts === 0 ? head.due + NOTIFY_BACKSTOP_MS : head.due);
     }
     const kv = this.kv.get<{ due: number }>('outbox-kv');
     if (kv) consider(kv.due);
@@ -391,6 +401,10 @@ export class Outbox {
       );
       return null;
     }
+    // Not AbortSignal.timeout: its timer would stay pending for the whole 15 s after the answer,
+    // and a pending timer keeps the object in memory (and billed) that long after every event.
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new Error(`no answer in ${NOTIFY_TIMEOUT_MS / 1000} s`)), NOTIFY_TIMEOUT_MS);
     try {
       const body = JSON.stringify({ type: record.event, timestamp: record.timestamp, data: await this.completeData(record) });
       const at = new Date();
@@ -406,7 +420,7 @@ export class Outbox {
             'user-agent': 'Runvil-Notifications/1',
           },
           body,
-          signal: AbortSignal.timeout(NOTIFY_TIMEOUT_MS),
+          signal: timeout.signal,
         }),
       );
       await response.body?.cancel().catch(() => undefined);
@@ -416,6 +430,8 @@ export class Outbox {
         `run ${this.host.state.meta()!.run_id}: notification ${record.webhook_id} to ${record.url} failed: ${error instanceof Error ? error.message : String(error)}`,
       );
       return null;
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -8,7 +8,7 @@
  * Around it: the view it answers with (object-view.ts), the configured Packs a run keeps
  * (run-packs.ts), a tool call's callback (call-callback.ts), when its alarm runs and what it
  * does then (run-alarm.ts), the finished run's KV writes (kv-sync.ts), notifications and the
- * index (outbox.ts).
+ * index (outbox.ts), and when notifications are sent (outbox-sender.ts).
  */
 import { DurableObject } from 'cloudflare:workers';
 import type { JournalEntry } from '../engine/journal.ts';
@@ -27,6 +27,7 @@ import { syncRunToKv } from './kv-sync.ts';
 import { publicAsk } from './ask-view.ts';
 import { textVars } from './env.ts';
 import { Outbox, type NotificationDelivery } from './outbox.ts';
+import { OutboxSender } from './outbox-sender.ts';
 import { notifyRetryScale, notifyTargetsOf, publicOrigin } from './notify-targets.ts';
 import type { NotifyTarget } from '../config/deployment-config.ts';
 import { OPERATOR_WINDOW_CLOSED } from '../host/operator.ts';
@@ -50,9 +51,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   private live: LiveRun | null = null;
   private readonly listeners = new Set<() => void>();
   private readonly outbox: Outbox;
-  /** A background delivery under way (deliverSoon), and whether more was owed meanwhile. */
-  private delivering: Promise<void> | null = null;
-  private deliverAgain = false;
+  private readonly sender: OutboxSender;
   /** The alarm time this object last set (null: none, undefined: not known yet). */
   private alarmAt: number | null | undefined = undefined;
 
@@ -74,13 +73,22 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
         queueMicrotask(() => {
           this.outboxWritten();
           void this.wakeBy(at);
-          if (now) this.deliverSoon();
+          if (now) this.sender.soon();
         }),
       fetch: (request) => this.deliver(request),
       retryScale: notifyRetryScale(env),
       beforeDelivery: (what) => this.beforeDelivery(what),
     });
     this.state.onChange = (change) => this.outbox.record(change);
+    // Notifications leave in the background once the run's execution settles; a failed one's retry is the alarm's.
+    this.sender = new OutboxSender(
+      async () => {
+        await this.outbox.deliverDue(Date.now(), 'notifications');
+        const next = this.outbox.nextDue();
+        if (next !== null) await this.wakeBy(next);
+      },
+      () => this.live !== null && this.state.progress().status === 'running',
+    );
   }
 
   /** The deployment's notify targets (runvil.yaml's `notify:`); tests set their own. */
@@ -427,6 +435,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
       closeOpenCalls(this.state);
       this.state.setStatus(status, { ...how, ended_at: endedAt });
     });
+    this.sender.settled();
     this.notify();
     await this.armAlarm();
   }
@@ -451,6 +460,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
       this.state.setStatus(next);
       this.state.appendEvent({ type: next === 'suspended' ? 'run_suspended' : 'run_resumed' });
     });
+    if (next === 'suspended') this.sender.settled();
     this.notify();
     void this.armAlarm();
   }
@@ -462,24 +472,6 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     this.alarmAt = at;
     if (at === null) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(at);
-  }
-
-  /**
-   * Delivers what the outbox owes now, in the background (nothing waits on it: not Lua, not
-   * the request at hand), so a notification leaves within a round trip of its change rather
-   * than at the alarm's next turn; the alarm set by wakeBy is the backstop, and retries.
-   */
-  private deliverSoon(): void {
-    if (this.delivering) {
-      this.deliverAgain = true;
-      return;
-    }
-    this.delivering = (async () => {
-      do {
-        this.deliverAgain = false;
-        await this.outbox.deliverDue(Date.now(), 'notifications').catch(() => undefined);
-      } while (this.deliverAgain);
-    })().finally(() => (this.delivering = null));
   }
 
   /** Makes sure the alarm runs by `at` (the outbox has something to deliver then). */

@@ -12,6 +12,7 @@ import { NOTIFICATION_TYPES, type NotifyTarget } from '../../src/config/deployme
 import { NOTIFY_RETRY_MS } from '../../src/worker/outbox.ts';
 import { call, json, settled } from './app/client.ts';
 import { notifications } from './app/test-worker.ts';
+import { performedBy } from './app/test-host.ts';
 
 vi.setConfig({ testTimeout: 60_000 });
 
@@ -196,6 +197,61 @@ describe('a receiver that fails', () => {
     const listed = await deliveries(runId);
     expect(listed[0]).toEqual({ webhook_id: `${runId}.1`, event: 'ask.created', url, state: 'failed', attempts: NOTIFY_RETRY_MS.length + 1, last_status: 502 });
     expect(received(url, SECRET).filter((event) => event.id === `${runId}.1`).length).toBe(NOTIFY_RETRY_MS.length + 1);
+  });
+});
+
+/** Asks, then works for a while (a tool that takes two seconds), then ticks once more and ends. */
+const BUSY = `---
+name: busy-note
+description: Asks, then works a while.
+runvil: 0
+uses: [user-input, acme/counter]
+---
+# Busy note
+
+## Work
+${lua("local who = tools.call('user-input/ask', { question = 'Who?' })\ntools.call('counter/tick', { label = 'slow', wait_ms = 2000 })\ntools.call('counter/tick', { label = 'after' })\nreturn who")}`;
+
+describe('notifications beside the run', () => {
+  it("sends an answered ask's ask.closed while the run it resumed is still at work, not once it settles", async () => {
+    await json(await call('PUT', '/prompts/busy-note', { body: BUSY }), 201);
+    const url = 'https://chat.test/busy';
+    notifications.targets = [target(url, SECRET)];
+    // What the run had done when each notification left.
+    const doneWhenSent = new Map<string, string[]>();
+    notifications.respond = (sent) => {
+      const event = JSON.parse(sent.body) as { type: string; data: { run_id: string } };
+      doneWhenSent.set(event.type, performedBy(event.data.run_id));
+      return 204;
+    };
+    const { run_id: runId } = await json<{ run_id: string }>(await call('POST', '/prompts/busy-note/runs', { body: {} }), 202);
+    const ask = (await settled(runId)).pending[0]!;
+    await json(await call('POST', `/runs/${runId}/asks/${ask.ask_id}`, { body: { answer: 'Ada' } }), 200);
+    await eventually(async () => expect((await settled(runId)).status).toBe('completed'));
+    await eventually(() => expect(received(url, SECRET).map((event) => event.type)).toEqual(['ask.created', 'ask.closed', 'run.completed']));
+    // The answer resumed the run into its slow tool; ask.closed left during it, not after.
+    expect(doneWhenSent.get('ask.closed')).toEqual(['user-input/ask Who?', 'counter/tick slow']);
+    expect(doneWhenSent.get('run.completed')).toEqual(['user-input/ask Who?', 'counter/tick slow', 'counter/tick after']);
+  });
+
+  it('lets the run resume and end while a receiver keeps every delivery waiting, then sends the rest in order', async () => {
+    const url = 'https://chat.test/slow';
+    notifications.targets = [target(url, SECRET)];
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    notifications.respond = async () => {
+      await gate;
+      return 204;
+    };
+    const runId = await start();
+    // The first delivery (ask.created) is held by the receiver; the run goes on all the same.
+    await finish(runId, ['Ed', 'go']);
+    expect(received(url, SECRET).map((event) => event.type)).toEqual(['ask.created']);
+    release();
+    await eventually(() =>
+      expect(received(url, SECRET).map((event) => event.type)).toEqual(['ask.created', 'ask.closed', 'ask.created', 'ask.closed', 'run.completed']),
+    );
+    await eventually(async () => expect((await deliveries(runId)).every((delivery) => delivery.state === 'delivered' && delivery.attempts === 1)).toBe(true));
   });
 });
 

@@ -23,12 +23,12 @@ import type { NotifyTarget } from '../../../src/config/deployment-config.ts';
  * Notifications in workerd tests: the notify targets the run objects use (runvil.yaml's
  * `notify:` in a deployment), each delivery the run objects send (the request, as sent,
  * signed), and how the receiver answers it (`respond`: a status, or null for a network
- * failure). The e2e check (scripts/e2e.mjs) delivers to a real receiver on loopback.
+ * failure, or a promise of one for a receiver that takes its time). The e2e check (scripts/e2e.mjs) delivers to a real receiver on loopback.
  */
 export const notifications: {
   targets: NotifyTarget[];
   sent: { url: string; headers: Record<string, string>; body: string }[];
-  respond: (sent: { url: string; headers: Record<string, string>; body: string }) => number | null;
+  respond: (sent: { url: string; headers: Record<string, string>; body: string }) => number | null | Promise<number | null>;
 } = { targets: [], sent: [], respond: () => 204 };
 
 let faultAt: number | null = null;
@@ -121,7 +121,7 @@ export class RunObject extends WorkerRunObject {
   protected override async deliver(request: Request): Promise<Response> {
     const sent = { url: request.url, headers: Object.fromEntries([...(request.headers as unknown as Iterable<[string, string]>)]), body: await request.text() };
     notifications.sent.push(sent);
-    const status = notifications.respond(sent);
+    const status = await notifications.respond(sent);
     if (status === null) throw new TypeError('fetch failed (a test fault)');
     return new Response(null, { status });
   }
