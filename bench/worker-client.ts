@@ -111,6 +111,18 @@ export function cpuMs(): { workerd: number; server: number; bench: number } {
   const group = server!.child.pid!;
   let ticks = 0;
   let workerd = 0;
+  for (const stat of processStats()) {
+    if (stat.group !== group) continue;
+    ticks += stat.ticks;
+    if (stat.command === 'workerd') workerd += stat.ticks;
+  }
+  const own = process.cpuUsage();
+  return { workerd: workerd * 10, server: ticks * 10, bench: (own.user + own.system) / 1000 };
+}
+
+/** Each process's command, parent, process group and CPU time in clock ticks of 10 ms, from /proc/<pid>/stat (Linux). */
+export function processStats(): { pid: number; command: string; parent: number; group: number; ticks: number }[] {
+  const stats = [];
   for (const pid of readdirSync('/proc')) {
     if (!/^[0-9]+$/.test(pid)) continue;
     let stat: string;
@@ -119,13 +131,10 @@ export function cpuMs(): { workerd: number; server: number; bench: number } {
     } catch {
       continue;
     }
-    // The fields after the command name (which may hold spaces), from field 3 (state) on.
+    // The command sits in parentheses and may hold spaces; the fields after it start at field 3 (state).
+    const command = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) !== group) continue;
-    const used = Number(fields[11]) + Number(fields[12]);
-    ticks += used;
-    if (stat.includes('(workerd)')) workerd += used;
+    stats.push({ pid: Number(pid), command, parent: Number(fields[1]), group: Number(fields[2]), ticks: Number(fields[11]) + Number(fields[12]) });
   }
-  const own = process.cpuUsage();
-  return { workerd: workerd * 10, server: ticks * 10, bench: (own.user + own.system) / 1000 };
+  return stats;
 }

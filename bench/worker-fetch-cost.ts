@@ -7,8 +7,8 @@
  * fetch there pays for that report. A Worker of its own (Miniflare, workerd) POSTs to the
  * benchmark's receiver, one fetch after another.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { fetch as miniflareFetch, Miniflare } from 'miniflare';
+import { processStats } from './worker-client.ts';
 
 const SCRIPT = `export default {
   async fetch(request) {
@@ -25,17 +25,7 @@ const SCRIPT = `export default {
 /** The CPU time (ms) of the workerd processes that are children of this process, by pid. */
 function workerdCpu(): Map<number, number> {
   const cpu = new Map<number, number>();
-  for (const pid of readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(pid)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (stat.includes('(workerd)') && Number(fields[1]) === process.pid) cpu.set(Number(pid), (Number(fields[11]) + Number(fields[12])) * 10);
-  }
+  for (const stat of processStats()) if (stat.command === 'workerd' && stat.parent === process.pid) cpu.set(stat.pid, stat.ticks * 10);
   return cpu;
 }
 
