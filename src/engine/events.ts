@@ -56,11 +56,10 @@ export class EventLog {
       this.meter?.event(seq);
       return;
     }
-    // Copied key by key rather than spread: every tool round makes five events, and a
-    // replay on the command line makes them all again.
-    const event: RunEvent = { seq, type, section: place.section, task: place.task, turn: place.turn };
+    // The place's fields written out and one spread (which defines keys, so `__proto__` is an
+    // ordinary one): every tool round makes five events, and a fork replays them all.
     const extra = typeof fields === 'function' ? fields() : fields;
-    for (const key in extra) event[key] = extra[key];
+    const event: RunEvent = { seq, type, section: place.section, task: place.task, turn: place.turn, ...extra };
     if (this.meter && !this.meter.event(seq, event)) {
       this.count--;
       return;
