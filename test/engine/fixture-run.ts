@@ -59,3 +59,18 @@ export const WRITER = 'models:\n  writer: {}\n';
 export function luaString(text: string): string {
   return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n')}'`;
 }
+
+const ROUND_EVENTS = [
+  'model_turn_completed',
+  'assistant_tool_calls',
+  'tool_call_succeeded',
+  'tool_call_failed',
+  'tool_result',
+  'tool_scope_validation_started',
+  'tool_scope_validation_succeeded',
+];
+
+/** A tool round's events as `type@turn`, for order checks. */
+export function roundSequence(events: RunEvent[]): string[] {
+  return events.filter((event) => ROUND_EVENTS.includes(event.type)).map((event) => `${event.type}@${event.turn}`);
+}
