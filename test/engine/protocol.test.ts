@@ -9,11 +9,15 @@ import {
   BATCH_CALL_FIELDS,
   decodeBatch,
   decodeEffect,
+  decodeEnd,
+  decodeRequest,
   decodeRound,
   encodeBatch,
   encodeBatchAnswers,
+  encodeEnd,
   encodeEntry,
   encodeReply,
+  encodeRequest,
   encodeRound,
   ENTRY_FIELDS,
   failure,
@@ -24,6 +28,8 @@ import {
   ROUND_TEXTS_AT,
   type BatchAnswer,
   type BatchCall,
+  type EngineRequest,
+  type EntryEnd,
   type EntryFacts,
   type ReplyCall,
   type RoundYield,
@@ -290,4 +296,49 @@ return to_pairs(out)`;
       record2: null,
     });
   });
+});
+
+describe('an Engine operation and the entry end', () => {
+  const requests: [string, LuaScalar[], EngineRequest][] = [
+    ['P.encode_call(...)', ['Summary', '["a",1]'], { op: 'call', section: 'Summary', argsJson: '["a",1]' }],
+    ['P.encode_await(...)', ['["0.1","0.2"]', true], { op: 'await', idsJson: '["0.1","0.2"]', forModel: true }],
+    ['P.encode_await(...)', ['["0.1"]', false], { op: 'await', idsJson: '["0.1"]', forModel: false }],
+    ['P.encode_fanout(...)', ['Arm', '[1,2,3]'], { op: 'fanout', section: 'Arm', itemsJson: '[1,2,3]' }],
+    ['P.encode_jump(...)', ['Done'], { op: 'jump', section: 'Done' }],
+    ['P.encode_pause()', [], { op: 'pause' }],
+  ];
+  for (const [call, args, request] of requests) {
+    it(`reads ${call} as ${JSON.stringify(request)}, and writes it back the same`, () => {
+      const values = lua(`return ${call}`, args);
+      expect(decodeRequest(values)).toEqual(request);
+      expect(encodeRequest(request)).toEqual(values);
+    });
+  }
+
+  it('refuses an operation it does not know, naming it', () => {
+    expect(() => decodeRequest(['teleport', 'Somewhere'])).toThrow('the Lua runtime asked for an unknown operation teleport');
+  });
+
+  const ends: [string, LuaScalar[], EntryEnd][] = [
+    ['P.end_return(...)', ['42'], { end: 'return', text: '42' }],
+    ['P.end_fall()', [], { end: 'fall' }],
+    [
+      'P.end_error(...)',
+      ['tool', 'no such page', 'stack traceback:\n\t[string "Main"]:3'],
+      { end: 'error', kind: 'tool', message: 'no such page', traceback: 'stack traceback:\n\t[string "Main"]:3' },
+    ],
+    [
+      'P.end_error(...)',
+      ['lua', 'attempt to index a nil value', null],
+      { end: 'error', kind: 'lua', message: 'attempt to index a nil value', traceback: null },
+    ],
+    ['P.end_stop()', [], { end: 'stop' }],
+  ];
+  for (const [call, args, entryEnd] of ends) {
+    it(`reads ${call} as the entry's end ${entryEnd.end}, and writes it back the same`, () => {
+      const values = lua(`return ${call}`, args);
+      expect(decodeEnd(values)).toEqual(entryEnd);
+      expect(encodeEnd(entryEnd).slice(0, values.length)).toEqual(values);
+    });
+  }
 });

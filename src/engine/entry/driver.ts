@@ -15,6 +15,7 @@ import type { TaskRecord } from '../tasks.ts';
 import { awaitPlan, chainStopping, type Waiting } from './effect-plans.ts';
 import { installLeaves, LEAF_NAMES } from './leaves.ts';
 import type { EntryState } from './model-rounds.ts';
+import { awaitAnswer, callAnswer, decodeEnd, decodeRequest, failure, fanoutAnswer, type EngineRequest } from './protocol.ts';
 
 /** How an entry is made: walked into, the H1 pass, entered with call, a task's or a fanout arm's section. */
 export type EntryKind = 'walk' | 'h1' | 'call' | 'task' | 'arm';
@@ -99,8 +100,7 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
       // cleared: a user coroutine's own empty yield must not read as a pause).
       const paused = step.values.length === 0 && vm.takePaused();
       let answer: LuaScalar[];
-      if (paused || step.values[1] === 'pause') {
-        // The count hook paused the thread, or a coroutine it paused passed the pause on (R.request).
+      if (paused) {
         await run.scheduler.pause(spec.chain);
         answer = [];
       } else if (step.values[1] === 'kept') {
@@ -109,9 +109,14 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
         if (values === null) continue;
         answer = values;
       } else {
-        const [, op, ...rest] = step.values;
-        if (op === 'jump') return { type: 'jump', target: String(rest[0]) };
-        answer = await request(run, spec, op ?? null, rest);
+        // An Engine operation (R.request), after the mark.
+        const asked = decodeRequest(step.values.slice(1));
+        if (asked.op === 'jump') return { type: 'jump', target: asked.section };
+        if (asked.op === 'pause') {
+          // A coroutine the count hook paused passed the pause on.
+          await run.scheduler.pause(spec.chain);
+          answer = [];
+        } else answer = await request(run, spec, asked);
       }
       if (stopOf()) continue;
       step = resume(answer);
@@ -121,15 +126,18 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
   }
 }
 
-/** Answers an Engine operation the runtime asked for with R.request (call, await, fanout; jump and pause are the driver's). */
-async function request(run: RunContext, spec: EntrySpec, op: LuaScalar, rest: LuaScalar[]): Promise<LuaScalar[]> {
-  if (op === 'call') return callSection(run, spec, String(rest[0]), rest[1] as string);
-  if (op === 'await') {
-    const records = await run.tasks.await(spec.chain, JSON.parse(String(rest[0])) as string[]);
-    return chainStopping(run, spec) ? [] : awaitAnswer(run, spec, records, rest[1] === true);
+/** Answers an Engine operation the runtime asked for with R.request (jump and pause are the driver loop's). */
+async function request(run: RunContext, spec: EntrySpec, asked: Exclude<EngineRequest, { op: 'jump' | 'pause' }>): Promise<LuaScalar[]> {
+  switch (asked.op) {
+    case 'call':
+      return callSection(run, spec, asked.section, asked.argsJson);
+    case 'await': {
+      const records = await run.tasks.await(spec.chain, JSON.parse(asked.idsJson) as string[]);
+      return chainStopping(run, spec) ? [] : awaitOutcomes(run, spec, records, asked.forModel);
+    }
+    case 'fanout':
+      return fanout(run, spec, asked.section, asked.itemsJson);
   }
-  if (op === 'fanout') return fanout(run, spec, String(rest[0]), String(rest[1]));
-  throw new Error(`the Lua runtime asked for an unknown operation ${String(op)}`);
 }
 
 /** The plan the leaf `answered` left waiting (base.lua's R.effect): the thread yielded 'kept' for it. */
@@ -146,7 +154,7 @@ function takeWaiting(entry: DriverState): Waiting {
  * has too). For Lua, a tainted task's result and failure come wrapped one by one; for the
  * built-in (`forModel`) they come as they are, and the built-in wraps its whole answer.
  */
-function awaitAnswer(run: RunContext, spec: EntrySpec, records: TaskRecord[], forModel: boolean): LuaScalar[] {
+function awaitOutcomes(run: RunContext, spec: EntrySpec, records: TaskRecord[], forModel: boolean): LuaScalar[] {
   const tainted = records.some((record) => record.tainted);
   if (tainted) run.taint.mark(spec.chain);
   const outcomes = records.map((record) => {
@@ -155,30 +163,36 @@ function awaitAnswer(run: RunContext, spec: EntrySpec, records: TaskRecord[], fo
       ? { id: record.id, status: record.status, result }
       : { id: record.id, status: record.status, kind: error!.kind, message: error!.message };
   });
-  return [JSON.stringify(outcomes), tainted];
+  return awaitAnswer(JSON.stringify(outcomes), tainted);
 }
 
 /** A fanout: counted as one section entry, whatever the number of its arms. */
 async function fanout(run: RunContext, spec: EntrySpec, name: string, itemsJson: string): Promise<LuaScalar[]> {
-  if (!countEntry(run)) return [false, 'limit', run.stop.stopped!.message];
+  if (!countEntry(run)) return failure('limit', run.stop.stopped!.message);
   const items = (JSON.parse(itemsJson) as Json[]).map((item) => JSON.stringify(item));
   const ended = await run.tasks.fanout(spec.chain, name, items);
   if (run.scheduler.stopOf(spec.chain)) return [];
-  if (!ended.ok) return [false, ended.error.kind, ended.error.message, ended.task];
-  return [true, JSON.stringify(ended.results)];
+  if (!ended.ok) return fanoutAnswer({ ok: false, kind: ended.error.kind, message: ended.error.message, task: ended.task });
+  return fanoutAnswer({ ok: true, resultsJson: JSON.stringify(ended.results) });
 }
 
+/** The entry's outcome from what `__rv_main` returned. */
 function finish(values: LuaScalar[]): EntryOutcome {
-  const [outcome, a, b, c] = values;
-  if (outcome === 'return') return { type: 'return', text: String(a) };
-  if (outcome === 'fall') return { type: 'fall' };
-  if (outcome === 'error') {
-    const luaKind = String(a);
-    const error: RunError = { kind: runKindOf(luaKind), message: String(b) };
-    if (typeof c === 'string') error.traceback = c;
-    return { type: 'error', error, luaKind };
+  const end = decodeEnd(values);
+  switch (end.end) {
+    case 'return':
+      return { type: 'return', text: end.text };
+    case 'fall':
+      return { type: 'fall' };
+    case 'error': {
+      const error: RunError = { kind: runKindOf(end.kind), message: end.message };
+      if (end.traceback !== null) error.traceback = end.traceback;
+      return { type: 'error', error, luaKind: end.kind };
+    }
+    case 'stop':
+      // The run's stop is read before the entry's values (stopOf): a stop the run does not know of is a bug.
+      throw new Error('the Lua runtime ended an entry with stop, and the run is not stopping');
   }
-  throw new Error(`the Lua runtime ended an entry with ${String(outcome)}`);
 }
 
 async function callSection(run: RunContext, spec: EntrySpec, name: string, argsText: string): Promise<LuaScalar[]> {
@@ -186,13 +200,13 @@ async function callSection(run: RunContext, spec: EntrySpec, name: string, argsT
   const outcome = await enterSection(run, { kind: 'call', section, callArgs: argsText, chain: spec.chain });
   switch (outcome.type) {
     case 'return':
-      return [true, outcome.text];
+      return callAnswer(outcome.text);
     case 'fall':
-      return [true, null];
+      return callAnswer(null);
     case 'error':
-      return [false, outcome.luaKind, outcome.error.message];
+      return failure(outcome.luaKind, outcome.error.message);
     case 'stop':
-      return [false, luaKindOf(outcome.error.kind), outcome.error.message];
+      return failure(luaKindOf(outcome.error.kind), outcome.error.message);
     case 'jump':
       throw new Error('a called section cannot jump');
   }

@@ -12,6 +12,9 @@
  *   then, for a loop round, the assistant record's JSON; a fused round appends its batch's answer.
  * - A tool-call batch, yielded as ('batch', n, then BATCH_CALL_FIELDS per call).
  * - A batch's answer: (ok, text, tool record JSON or null) per call.
+ * - An Engine operation (R.request), yielded after the mark as (op, ...fields): EngineRequest,
+ *   answered as callAnswer, awaitAnswer and fanoutAnswer say.
+ * - The entry's end, as `__rv_main` returns it: EntryEnd.
  * - Any failure: false, the error's Lua kind, its message.
  */
 import type { Json } from '../../json/json.ts';
@@ -233,4 +236,94 @@ export function encodeBatchAnswers(answers: readonly BatchAnswer[]): LuaScalar[]
 /** A failure as the runtime reads it: false, the error's Lua kind, its message. */
 export function failure(kind: string, message: string): LuaScalar[] {
   return [false, kind, message];
+}
+
+/** An Engine operation the runtime asks the driver for (protocol.lua's encode_call ... encode_pause). */
+export type EngineRequest =
+  | { op: 'call'; section: string; argsJson: string }
+  | { op: 'await'; idsJson: string; forModel: boolean }
+  | { op: 'fanout'; section: string; itemsJson: string }
+  | { op: 'jump'; section: string }
+  | { op: 'pause' };
+
+/** An Engine operation from the values the thread yielded after the mark. */
+export function decodeRequest(values: readonly LuaScalar[]): EngineRequest {
+  const [op, a, b] = values;
+  switch (op) {
+    case 'call':
+      return { op, section: String(a), argsJson: String(b) };
+    case 'await':
+      return { op, idsJson: String(a), forModel: b === true };
+    case 'fanout':
+      return { op, section: String(a), itemsJson: String(b) };
+    case 'jump':
+      return { op, section: String(a) };
+    case 'pause':
+      return { op };
+    default:
+      throw new Error(`the Lua runtime asked for an unknown operation ${String(op)}`);
+  }
+}
+
+/** The values protocol.lua yields for `request` (after the mark): the inverse of decodeRequest, for tests. */
+export function encodeRequest(request: EngineRequest): LuaScalar[] {
+  switch (request.op) {
+    case 'call':
+      return [request.op, request.section, request.argsJson];
+    case 'await':
+      return [request.op, request.idsJson, request.forModel];
+    case 'fanout':
+      return [request.op, request.section, request.itemsJson];
+    case 'jump':
+      return [request.op, request.section];
+    case 'pause':
+      return [request.op];
+  }
+}
+
+/** A called section's answer: true and the text it returned (null when it fell through). */
+export function callAnswer(text: string | null): LuaScalar[] {
+  return [true, text];
+}
+
+/** An await's answer: the tasks' outcomes as JSON, and whether any had seen untrusted text. */
+export function awaitAnswer(outcomesJson: string, tainted: boolean): LuaScalar[] {
+  return [outcomesJson, tainted];
+}
+
+/** A fanout's answer: true and the results as JSON, or a failure naming the task that failed. */
+export function fanoutAnswer(ended: { ok: true; resultsJson: string } | { ok: false; kind: string; message: string; task: string }): LuaScalar[] {
+  return ended.ok ? [true, ended.resultsJson] : [...failure(ended.kind, ended.message), ended.task];
+}
+
+/** How an entry ended, as `__rv_main` returns it (protocol.lua's end_return ... end_stop). */
+export type EntryEnd =
+  { end: 'return'; text: string } | { end: 'fall' } | { end: 'error'; kind: string; message: string; traceback: string | null } | { end: 'stop' };
+
+/** An entry's end from the values `__rv_main` returned. */
+export function decodeEnd(values: readonly LuaScalar[]): EntryEnd {
+  const [end, a, b, c] = values;
+  switch (end) {
+    case 'return':
+      return { end, text: String(a) };
+    case 'fall':
+    case 'stop':
+      return { end };
+    case 'error':
+      return { end, kind: String(a), message: String(b), traceback: typeof c === 'string' ? c : null };
+    default:
+      throw new Error(`the Lua runtime ended an entry with ${String(end)}`);
+  }
+}
+
+/** The values protocol.lua returns for `end`: the inverse of decodeEnd, for tests. */
+export function encodeEnd(entryEnd: EntryEnd): LuaScalar[] {
+  switch (entryEnd.end) {
+    case 'return':
+      return [entryEnd.end, entryEnd.text];
+    case 'error':
+      return [entryEnd.end, entryEnd.kind, entryEnd.message, entryEnd.traceback];
+    default:
+      return [entryEnd.end];
+  }
 }

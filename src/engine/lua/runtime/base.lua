@@ -193,10 +193,10 @@ function R.batch(calls)
   return P.decode_batch_answers(answers, at, #calls)
 end
 
---- Asks the driver for an Engine operation (call, jump, await, fanout, pause); returns
---- whatever it answers.
-function R.request(op, ...)
-  return raw_yield(R.MARK, op, ...)
+--- Asks the driver for an Engine operation (protocol.lua's encode_call, encode_await,
+--- encode_fanout, encode_jump); returns whatever it answers.
+function R.request(...)
+  return raw_yield(R.MARK, ...)
 end
 
 --- Records a run event with a JSON object of fields.

@@ -92,9 +92,9 @@ function __rv_main()
     return walk.run_entry(env, entry)
   end, on_error)
   if ok then return outcome, value end
-  if rawequal(outcome, R.STOP) then return 'stop' end
+  if rawequal(outcome, R.STOP) then return R.protocol.end_stop() end
   local err_kind, message = R.describe_error(outcome)
-  return 'error', err_kind, message, last_traceback
+  return R.protocol.end_error(err_kind, message, last_traceback)
 end
 
 

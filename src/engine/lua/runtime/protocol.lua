@@ -13,6 +13,10 @@
 --   loop round the assistant record's JSON, and for a fused round each call's batch answer
 --   (decode_reply, reply_call, fused_result).
 -- - A batch's answer: (ok, text, tool record JSON or nil) per call (decode_batch_answers).
+-- - An Engine operation (R.request yields MARK, then these): a section call, an await of
+--   tasks, a fanout, a jump, a pause passed up from a user coroutine (encode_call ...).
+-- - The entry's end, as __rv_main returns it: 'return', text; 'fall'; 'error', kind,
+--   message, traceback; 'stop' (end_return ...).
 -- - Any failure: false, the error's Lua kind, its message.
 local select, table_unpack = select, table.unpack
 local P = {}
@@ -132,6 +136,59 @@ function P.decode_batch_answers(values, at, count)
     out[k] = { ok = values[i - 2], text = values[i - 1], record = values[i] }
   end
   return out
+end
+
+-- Engine operations -----------------------------------------------------------------------
+-- Asked for with R.request, which yields R.MARK and these values; the driver answers each.
+
+--- A section call: its name and its arguments as a JSON array. Answered true and the text it
+--- returned (nil when it fell through), or a failure.
+function P.encode_call(name, args_json)
+  return 'call', name, args_json
+end
+
+--- Waiting for tasks: their ids as a JSON array, and whether the model's built-in waits (its
+--- outcomes then come as they are, not wrapped one by one). Answered with the outcomes' JSON
+--- and whether any of the tasks had seen untrusted text.
+function P.encode_await(ids_json, for_model)
+  return 'await', ids_json, for_model
+end
+
+--- A fanout: the section's name and the items as a JSON array. Answered true and the results'
+--- JSON, or a failure with a fourth value, the id of the task that failed.
+function P.encode_fanout(name, items_json)
+  return 'fanout', name, items_json
+end
+
+--- A jump to a section: the entry ends there, never answered.
+function P.encode_jump(name)
+  return 'jump', name
+end
+
+--- A pause the count hook decided inside a user coroutine, passed up to the section's thread
+--- (where it can yield): answered with no values.
+function P.encode_pause()
+  return 'pause'
+end
+
+-- The entry's end -------------------------------------------------------------------------
+
+--- The entry returned a value (its text), or fell through its last block.
+function P.end_return(text)
+  return 'return', text
+end
+function P.end_fall()
+  return 'fall'
+end
+
+--- The entry raised an error: its Lua kind, its message and the traceback (nil without one).
+function P.end_error(kind, message, traceback)
+  return 'error', kind, message, traceback
+end
+
+--- The run's stop reached the entry (the driver reads why from the run).
+function P.end_stop()
+  return 'stop'
 end
 
 return P

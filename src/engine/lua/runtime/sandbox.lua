@@ -90,7 +90,7 @@ local function pass_through(co, ...)
     if results[2] == MARK then
       results = table_pack(raw.resume(co, raw.yield(table_unpack(results, 2, results.n))))
     elseif results.n == 1 and paused() then
-      if raw.isyieldable() then raw.yield(MARK, 'pause') end
+      if raw.isyieldable() then raw.yield(MARK, R.protocol.encode_pause()) end
       results = table_pack(raw.resume(co))
     else
       break

@@ -70,7 +70,7 @@ end
 local function await_ids(ids, for_model)
   local list = {}
   for i, id in ipairs(ids) do list[i] = id end
-  local text, tainted = R.request('await', json.try_encode(list), for_model == true)
+  local text, tainted = R.request(R.protocol.encode_await(json.try_encode(list), for_model == true))
   return json.decode(text), tainted
 end
 
@@ -131,7 +131,7 @@ function tasks.fanout(ref, items)
   if n == 0 then return results end
   local text, err = json.try_encode(list, 'items')
   if not text then R.raise('lua', 'tasks.fanout items must have a JSON form: ' .. err) end
-  local ok, a, b, c = R.request('fanout', name, text)
+  local ok, a, b, c = R.request(R.protocol.encode_fanout(name, text))
   if not ok then R.raise(a, b, c and { task = c } or nil) end
   local decoded = json.decode(a)
   for i = 1, n do

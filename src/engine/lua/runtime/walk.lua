@@ -41,7 +41,7 @@ function M.install(env, entry)
     end
     local name = heading_arg('jump', ref)
     if NO_JUMP[entry.kind] then R.raise('lua', NO_JUMP[entry.kind]) end
-    R.request('jump', name)
+    R.request(R.protocol.encode_jump(name))
     error('unreachable: the Engine does not resume a jump', 0)
   end
 
@@ -57,7 +57,7 @@ function M.install(env, entry)
     end
     local text, err = json.try_encode(packed, 'call argument')
     if not text then R.raise('lua', 'call arguments must have a JSON form: ' .. err) end
-    local ok, a, b = R.request('call', name, text)
+    local ok, a, b = R.request(R.protocol.encode_call(name, text))
     if not ok then R.raise(a, b) end
     return a
   end
@@ -102,7 +102,7 @@ function M.interpolate(prose, env)
   return table_concat(out)
 end
 
---- Runs the current entry's blocks; returns 'return', text or 'fall'.
+--- Runs the current entry's blocks; returns its end: protocol.lua's end_return(text) or end_fall().
 function M.run_entry(env, entry)
   local args = entry.args
   local function run_block(i)
@@ -111,20 +111,20 @@ function M.run_entry(env, entry)
   end
   for i = 1, entry.prologue do
     local v = run_block(i)
-    if v ~= nil then return 'return', R.scalar_text(v) end
+    if v ~= nil then return R.protocol.end_return(R.scalar_text(v)) end
   end
   if entry.has_prose then
     env.prose = M.interpolate(L.prose(), env)
     if entry.epilogue == 0 then
       R.model_step(env)
-      return 'fall'
+      return R.protocol.end_fall()
     end
   end
   for i = entry.prologue + 1, entry.prologue + entry.epilogue do
     local v = run_block(i)
-    if v ~= nil then return 'return', R.scalar_text(v) end
+    if v ~= nil then return R.protocol.end_return(R.scalar_text(v)) end
   end
-  return 'fall'
+  return R.protocol.end_fall()
 end
 
 return M
