@@ -63,5 +63,7 @@ export default defineConfig({
     setupFiles: ['./test/worker/apply-migrations.ts'],
     // The MCP reference server, started from the Node side for the MCP Pack suites.
     globalSetup: ['./test/worker/mcp-server.setup.ts'],
+    // The default report, and an exit for a pool that hangs after the last file (teardown-guard.ts).
+    reporters: ['default', './test/worker/teardown-guard.ts'],
   },
 });

@@ -57,6 +57,17 @@ export async function startEverythingServer(port?: number): Promise<McpServer> {
   });
   child.stderr!.resume();
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // A test process that exits without stopping it (test/worker/teardown-guard.ts's forced
+  // exit) takes the server's process group with it.
+  const killGroup = () => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  };
+  process.once('exit', killGroup);
+  child.once('exit', () => process.off('exit', killGroup));
   return {
     port: chosen,
     url: `http://127.0.0.1:${chosen}/mcp`,
