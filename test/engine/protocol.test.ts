@@ -306,6 +306,7 @@ describe('an Engine operation and the entry end', () => {
     ['P.encode_fanout(...)', ['Arm', '[1,2,3]'], { op: 'fanout', section: 'Arm', itemsJson: '[1,2,3]' }],
     ['P.encode_jump(...)', ['Done'], { op: 'jump', section: 'Done' }],
     ['P.encode_pause()', [], { op: 'pause' }],
+    ['P.encode_kept()', [], { op: 'kept' }],
   ];
   for (const [call, args, request] of requests) {
     it(`reads ${call} as ${JSON.stringify(request)}, and writes it back the same`, () => {

@@ -100,24 +100,20 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
       // cleared: a user coroutine's own empty yield must not read as a pause).
       const paused = step.values.length === 0 && vm.takePaused();
       let answer: LuaScalar[];
-      if (paused) {
+      // What the thread asks for after the mark (R.effect's 'kept', R.request's operations).
+      const asked = paused ? null : decodeRequest(step.values.slice(1));
+      if (asked === null || asked.op === 'pause') {
+        // The count hook paused the thread, or a coroutine it paused passed the pause on.
         await run.scheduler.pause(spec.chain);
         answer = [];
-      } else if (step.values[1] === 'kept') {
+      } else if (asked.op === 'kept') {
         // An effect the leaf `answered` could not answer at once: the rest of its plan.
         const values = await awaitPlan(run, spec, takeWaiting(entry));
         if (values === null) continue;
         answer = values;
-      } else {
-        // An Engine operation (R.request), after the mark.
-        const asked = decodeRequest(step.values.slice(1));
-        if (asked.op === 'jump') return { type: 'jump', target: asked.section };
-        if (asked.op === 'pause') {
-          // A coroutine the count hook paused passed the pause on.
-          await run.scheduler.pause(spec.chain);
-          answer = [];
-        } else answer = await request(run, spec, asked);
-      }
+      } else if (asked.op === 'jump') {
+        return { type: 'jump', target: asked.section };
+      } else answer = await request(run, spec, asked);
       if (stopOf()) continue;
       step = resume(answer);
     }
@@ -126,8 +122,8 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
   }
 }
 
-/** Answers an Engine operation the runtime asked for with R.request (jump and pause are the driver loop's). */
-async function request(run: RunContext, spec: EntrySpec, asked: Exclude<EngineRequest, { op: 'jump' | 'pause' }>): Promise<LuaScalar[]> {
+/** Answers an Engine operation the runtime asked for with R.request (jump, pause and kept are the driver loop's). */
+async function request(run: RunContext, spec: EntrySpec, asked: Exclude<EngineRequest, { op: 'jump' | 'pause' | 'kept' }>): Promise<LuaScalar[]> {
   switch (asked.op) {
     case 'call':
       return callSection(run, spec, asked.section, asked.argsJson);

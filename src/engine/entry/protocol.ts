@@ -238,13 +238,18 @@ export function failure(kind: string, message: string): LuaScalar[] {
   return [false, kind, message];
 }
 
-/** An Engine operation the runtime asks the driver for (protocol.lua's encode_call ... encode_pause). */
+/**
+ * An Engine operation the runtime asks the driver for (protocol.lua's encode_call ...
+ * encode_pause), or `kept`: the effect values the leaf `answered` kept, to be answered once
+ * the driver has waited for them (encode_kept).
+ */
 export type EngineRequest =
   | { op: 'call'; section: string; argsJson: string }
   | { op: 'await'; idsJson: string; forModel: boolean }
   | { op: 'fanout'; section: string; itemsJson: string }
   | { op: 'jump'; section: string }
-  | { op: 'pause' };
+  | { op: 'pause' }
+  | { op: 'kept' };
 
 /** An Engine operation from the values the thread yielded after the mark. */
 export function decodeRequest(values: readonly LuaScalar[]): EngineRequest {
@@ -259,6 +264,7 @@ export function decodeRequest(values: readonly LuaScalar[]): EngineRequest {
     case 'jump':
       return { op, section: String(a) };
     case 'pause':
+    case 'kept':
       return { op };
     default:
       throw new Error(`the Lua runtime asked for an unknown operation ${String(op)}`);
@@ -277,6 +283,7 @@ export function encodeRequest(request: EngineRequest): LuaScalar[] {
     case 'jump':
       return [request.op, request.section];
     case 'pause':
+    case 'kept':
       return [request.op];
   }
 }

@@ -160,7 +160,7 @@ function R.effect(op, payload)
     R.raise('lua', 'tools.call cannot run while a prelude loads')
   end
   local now, ok, a, b = leaves.answered(P.encode_effect(op, payload))
-  if not now then ok, a, b = raw_yield(R.MARK, 'kept') end
+  if not now then ok, a, b = raw_yield(R.MARK, P.encode_kept()) end
   if ok then return a end
   R.raise(a, b)
 end
@@ -171,7 +171,7 @@ end
 --- Raises a failure's error.
 local function answered_packed(...)
   local answer, at = table.pack(leaves.answered(...)), 1
-  if not answer[1] then answer, at = table.pack(raw_yield(R.MARK, 'kept')), 0 end
+  if not answer[1] then answer, at = table.pack(raw_yield(R.MARK, P.encode_kept())), 0 end
   if answer[at + 1] then return answer, at + 1 end
   R.raise(P.failure(answer, at))
 end
@@ -189,7 +189,7 @@ function R.batch(calls)
   if R.loading_prelude then R.raise('lua', 'tools.call cannot run while a prelude loads') end
   -- The answer comes after the leaf's leading true, or alone from the 'kept' yield.
   local answers, at = table.pack(leaves.answered(P.encode_batch(calls))), 1
-  if not answers[1] then answers, at = table.pack(raw_yield(R.MARK, 'kept')), 0 end
+  if not answers[1] then answers, at = table.pack(raw_yield(R.MARK, P.encode_kept())), 0 end
   return P.decode_batch_answers(answers, at, #calls)
 end
 

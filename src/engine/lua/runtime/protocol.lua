@@ -165,6 +165,12 @@ function P.encode_jump(name)
   return 'jump', name
 end
 
+--- An effect whose values the leaf `answered` kept (it could not answer them at once): the
+--- driver waits for the answer and resumes the thread with it, as the leaf would have.
+function P.encode_kept()
+  return 'kept'
+end
+
 --- A pause the count hook decided inside a user coroutine, passed up to the section's thread
 --- (where it can yield): answered with no values.
 function P.encode_pause()
