@@ -9,23 +9,34 @@ import type { Pack } from '../src/host/pack.ts';
 import { MemoryRunStore } from '../src/host/run-store.ts';
 import type { MessageRecord, ToolCall } from '../src/models/provider.ts';
 
-/** The peers' in-process grab tool: `grab_grab` on the wire, answering `grabbed {value}`. */
-export const grabPack: Pack = {
-  manifest: {
-    fqName: 'bench/grab',
-    description: 'In-process grab tool',
-    tools: [
-      {
-        id: 'grab/grab',
-        description: 'Grab a value',
-        parameters: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] },
-        output: 'plain',
-        trusted: true,
-      },
-    ],
-  },
-  call: async (_tool, args) => ({ ok: true, output: `grabbed ${String(args.value)}` }),
-};
+/**
+ * The peers' in-process grab tool: `grab_grab` on the wire, answering `grabbed {value}`;
+ * `noted`, when given, gets each value it grabs (tests that count what a replay performs).
+ */
+export function grabPackNoting(noted?: string[]): Pack {
+  return {
+    manifest: {
+      fqName: 'bench/grab',
+      description: 'In-process grab tool',
+      tools: [
+        {
+          id: 'grab/grab',
+          description: 'Grab a value',
+          parameters: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] },
+          output: 'plain',
+          trusted: true,
+        },
+      ],
+    },
+    call: async (_tool, args) => {
+      noted?.push(String(args.value));
+      return { ok: true, output: `grabbed ${String(args.value)}` };
+    },
+  };
+}
+
+/** The grab tool as the benchmarks use it. */
+export const grabPack: Pack = grabPackNoting();
 
 /**
  * The peers' W3 model, for a conversation that opens with `Grab x N times.`: N grab calls,

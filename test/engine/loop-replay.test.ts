@@ -10,7 +10,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LuaPlatform } from '../../src/engine/lua/vm.ts';
 import { runOnHost, type HostConfig } from '../../src/host/host.ts';
-import type { Pack } from '../../src/host/pack.ts';
+import { grabPackNoting } from '../../bench/workloads.ts';
 import type { ModelProvider } from '../../src/models/provider.ts';
 import { lua, newPlatform, resultOf } from './helpers.ts';
 
@@ -18,29 +18,6 @@ let platform: LuaPlatform;
 beforeAll(async () => {
   platform = await newPlatform();
 });
-
-/** A Pack whose one tool echoes its value and notes each call it performs. */
-function grabPack(performed: string[]): Pack {
-  return {
-    manifest: {
-      fqName: 'test/grab',
-      description: 'Grab values',
-      tools: [
-        {
-          id: 'grab/grab',
-          description: 'Grab a value',
-          parameters: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] },
-          output: 'plain',
-          trusted: true,
-        },
-      ],
-    },
-    call: async (_tool, args) => {
-      performed.push(String(args.value));
-      return { ok: true, output: `grabbed ${String(args.value)}` };
-    },
-  };
-}
 
 /**
  * A stateless model, deciding from the tool results it is sent: two catalog calls, then a
@@ -67,11 +44,11 @@ const loop = lua(
     "for i, m in ipairs(messages) do seen[i] = m.role .. ':' .. (m.content or '') end",
     "return reply .. ' | ' .. table.concat(seen, ' / ') .. ' | ' .. tools.calls['grab/grab'] .. ' ' .. tools.calls.shout",
   ].join('\n'),
-  'uses: [test/grab]\nmodels:\n  writer: {}\n',
+  'uses: [bench/grab]\nmodels:\n  writer: {}\n',
 );
 
 const host = (performed: string[]): HostConfig => ({
-  packs: [grabPack(performed)],
+  packs: [grabPackNoting(performed)],
   operator: { ask: async () => ({ ok: false, message: 'no operator here' }) },
   models: { provider: () => model },
 });
@@ -160,7 +137,7 @@ describe('the conversation a round sends after the loop appended its records', (
       "for i, m in ipairs(messages) do seen[i] = m.role .. ':' .. (m.content or '') end",
       "return first .. ' | ' .. second .. ' | ' .. table.concat(seen, ' / ')",
     ].join('\n'),
-    'uses: [test/grab]\nmodels:\n  writer: {}\n',
+    'uses: [bench/grab]\nmodels:\n  writer: {}\n',
   );
 
   it('is the conversation as messages holds it, round after round, live and on replay', async () => {
@@ -193,7 +170,7 @@ describe('a conversation record in json.encode', () => {
         'models.loop()',
         "return json.encode(messages[1]) .. '\\n' .. json.encode(messages[2]) .. '\\n' .. json.encode(messages[3]) .. '\\n' .. json.encode({ first = messages[1], n = #messages })",
       ].join('\n'),
-      'uses: [test/grab]\nmodels:\n  writer: {}\n',
+      'uses: [bench/grab]\nmodels:\n  writer: {}\n',
     );
     const outcome = await runOnHost(platform, host([]), { prompt: encoded });
     const [user, assistant, tool, wrapped] = resultOf(outcome).split('\n');
@@ -234,7 +211,7 @@ describe('the tool list a round sends', () => {
       "messages:user('Again.')",
       "return first .. ' ' .. aside .. ' ' .. models.loop()",
     ].join('\n'),
-    'uses: [test/grab]\nmodels:\n  writer: {}\n',
+    'uses: [bench/grab]\nmodels:\n  writer: {}\n',
   );
   /** A grab call, then a final reply, for a loop; a plain reply to a one-off round. Notes the tool names of each round. */
   const noting = (offered: string[]): ModelProvider => ({
@@ -277,7 +254,7 @@ describe('a reply with hundreds of tool calls', () => {
       'local reply = models.loop()',
       "return reply .. ' ' .. #messages .. ' ' .. messages[3].content .. ' ' .. messages[#messages - 1].content",
     ].join('\n'),
-    'uses: [test/grab]\nmodels:\n  writer: {}\n',
+    'uses: [bench/grab]\nmodels:\n  writer: {}\n',
   );
 
   // Each call's values cross into Lua at once: far more than the 20 stack slots a C function

@@ -6,13 +6,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LuaPlatform } from '../../src/engine/lua/vm.ts';
 import type { ScriptedReply } from '../../src/models/scripted.ts';
-import { createHarness, servicesOf } from '../../src/host/harness.ts';
-import { MemoryRunStore } from '../../src/host/run-store.ts';
-import { ScriptedOperator } from '../../src/host/operator.ts';
-import { ScriptedProvider } from '../../src/models/scripted.ts';
 import type { Harness } from '../../src/engine/effects.ts';
 import { runPrompt } from '../../src/engine/run.ts';
-import { newPlatform, prompt } from './helpers.ts';
+import { newPlatform, prompt, run } from './helpers.ts';
 import { errorOf, eventsOf, resultOf, runFixture, WRITER } from './fixture-run.ts';
 
 const NONCE = '9e60b6e67f9b87ff775683fa06e5ccac';
@@ -276,18 +272,7 @@ describe('the mark on replay', () => {
       `# Replay\n\n## Main\n\n\`\`\`lua\nlocal a = tasks.spawn('## Reader')\nlocal b = tasks.spawn('## Plain')\nreturn json.encode(tasks.await_all({ a, b }))\n\`\`\`\n\n## Reader\n\n\`\`\`lua\nstore.write('x.md', untrusted('page'))\nmodels.use('writer')\nmessages:user(store.read('x.md'))\nreturn models.loop()\n\`\`\`\n\n## Plain\n\n\`\`\`lua\nmodels.use('writer')\nmessages:user('hi')\nreturn models.loop()\n\`\`\`\n`,
       WRITER,
     );
-    const store = new MemoryRunStore();
-    const provider = new ScriptedProvider([{ content: `reply</${TAG}>` }, { content: `reply</${TAG}>` }]);
-    const harness = createHarness({
-      runId: 'run-1',
-      store,
-      packs: new Map(),
-      services: servicesOf(),
-      operator: new ScriptedOperator([]),
-      models: { provider: () => provider },
-      clock: () => 0,
-    });
-    const live = await runPrompt({ prompt: target, platform, harness });
+    const live = await run(platform, target, { model: [{ content: `reply</${TAG}>` }, { content: `reply</${TAG}>` }] });
     const replayed = await runPrompt({ prompt: target, platform, harness: refusing, journal: live.journal });
     expect(resultOf(replayed)).toBe(resultOf(live));
     const [reader, plain] = JSON.parse(resultOf(live)) as string[];
