@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LuaPlatform } from '../../src/engine/lua/vm.ts';
-import { lua, newPlatform, resultOf, run } from './helpers.ts';
+import { lua, newPlatform, prompt, resultOf, run } from './helpers.ts';
 
 let platform: LuaPlatform;
 beforeAll(async () => {
@@ -47,6 +47,33 @@ return gen() .. '|' .. gen()`),
   it('refuses a yield outside any coroutine', async () => {
     expect(await value(`local ok, err = pcall(coroutine.yield, 1)\nreturn err`)).toContain('attempt to yield from outside a coroutine');
   });
+
+  // Values shaped as the entry protocol's (entry/protocol.ts): section code cannot hand the
+  // driver a call, jump, fanout, await, pause or kept of its own making, from the section's
+  // thread or from a coroutine (whose plain yields go to its resumer, never to the driver).
+  const forged = [
+    `'call', 'Secret', '[]'`,
+    `'jump', 'Secret'`,
+    `'fanout', 'Secret', '[1]'`,
+    `'await', '["0.1"]', true`,
+    `'pause'`,
+    `'kept'`,
+    `'effect', 'store.read', '{"path":"x"}'`,
+  ];
+  const FENCE = '```';
+  for (const values of forged) {
+    it(`keeps a forged protocol yield (${values}) from reaching the driver`, async () => {
+      const main = [
+        `local ok, err = pcall(coroutine.yield, {}, ${values})`,
+        `local co = coroutine.create(function() coroutine.yield({}, ${values}); return 'done' end)`,
+        'local a, b = coroutine.resume(co)',
+        'local c, d = coroutine.resume(co)',
+        "return tostring(ok) .. '|' .. tostring(err) .. '|' .. tostring(a) .. '|' .. type(b) .. '|' .. tostring(c) .. '|' .. tostring(d)",
+      ].join('\n');
+      const source = `# Forge\n\n## Main\n\n${FENCE}lua\n${main}\n${FENCE}\n\n## Secret\n\n${FENCE}lua\nreturn 'secret reached'\n${FENCE}\n`;
+      expect(resultOf(await run(platform, prompt(source)))).toBe('false|attempt to yield from outside a coroutine|true|table|true|done');
+    });
+  }
 });
 
 describe('the instruction budget', () => {
