@@ -15,6 +15,7 @@
 import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { PEER_SCHEDULE } from './schedule.ts';
 
 const WORKLOADS = ['W1', 'W2', 'W3 N=0', 'W3 N=10', 'W3 N=100', 'W3 N=1000', 'W3 N=1000 remade'] as const;
 type Medians = Record<string, { wall: number; cpu: number }>;
@@ -33,8 +34,8 @@ async function child(tree: string, scale: number): Promise<void> {
   const platform = await LuaPlatform.create(() => new wasmoon.LuaFactory());
   const n = (count: number) => Math.max(3, Math.round(count * scale));
   const medians: Medians = {};
-  const sample = async (name: string, iterations: number, op: () => Promise<void>) => {
-    for (let i = 0; i < Math.max(3, Math.min(300, iterations)); i++) await op();
+  const sample = async (name: string, iterations: number, op: () => Promise<void>, warmup = Math.max(3, Math.min(300, iterations))) => {
+    for (let i = 0; i < warmup; i++) await op();
     const wall: number[] = [];
     const cpu: number[] = [];
     for (let i = 0; i < iterations; i++) {
@@ -108,10 +109,16 @@ async function child(tree: string, scale: number): Promise<void> {
   ] as const) {
     const target = loopPrompt('bench/grab');
     const config = host(k, false, answering('unused'));
-    await sample(name, n(k === 1 ? 300 : 100), async () => {
-      const outcome = await runOnHost(platform, config, { prompt: target });
-      if (outcome.status !== 'completed' || outcome.result !== 'done') throw new Error(`${name}: ${outcome.status}`);
-    });
+    const schedule = PEER_SCHEDULE[name];
+    await sample(
+      name,
+      n(schedule.samples),
+      async () => {
+        const outcome = await runOnHost(platform, config, { prompt: target });
+        if (outcome.status !== 'completed' || outcome.result !== 'done') throw new Error(`${name}: ${outcome.status}`);
+      },
+      n(schedule.warmup),
+    );
   }
   for (const k of [0, 10, 100, 1000]) {
     const target = loopPrompt('bench/grab, user-input');

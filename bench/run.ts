@@ -16,6 +16,7 @@ import type { Operator } from '../src/host/operator.ts';
 import type { Pack } from '../src/host/pack.ts';
 import type { ModelProvider, ModelRequest } from '../src/models/provider.ts';
 import { measurePeers, RECORDED } from './peers.ts';
+import { PEER_SCHEDULE } from './schedule.ts';
 import { B1_RESULT, B1_SOURCE, grabPack, pureLuaHarness } from './workloads.ts';
 
 const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
@@ -23,10 +24,12 @@ const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
 const measuredPeers = process.env.BENCH_PEERS === '0' ? null : measurePeers(String(scale));
 const n = (count: number) => Math.max(3, Math.round(count * scale));
 
-async function sample(name: string, iterations: number, op: () => Promise<void>): Promise<number> {
-  // Warm up as the peers' harness does (hundreds of untimed ops for the short workloads), so
-  // the JIT has settled on both sides before anything is timed.
-  for (let i = 0; i < Math.max(3, Math.min(300, iterations)); i++) await op();
+/**
+ * The median of `iterations` timed runs of op, after `warmup` untimed ones (by default as many,
+ * up to 300), so the JIT has settled before anything is timed.
+ */
+async function sample(name: string, iterations: number, op: () => Promise<void>, warmup = Math.max(3, Math.min(300, iterations))): Promise<number> {
+  for (let i = 0; i < warmup; i++) await op();
   const times: number[] = [];
   for (let i = 0; i < iterations; i++) {
     const start = process.hrtime.bigint();
@@ -107,7 +110,8 @@ for (const [name, k] of [
     const outcome = await runOnHost(platform, config, { prompt: target });
     if (outcome.status !== 'completed' || outcome.result !== 'done') throw new Error(`${name}: ${outcome.status}`);
   };
-  results[name] = await sample(`${name} (durable journal)`, n(k === 1 ? 300 : 100), op);
+  const schedule = PEER_SCHEDULE[k === 1 ? 'W1' : 'W2'];
+  results[name] = await sample(`${name} (durable journal)`, n(schedule.samples), op, n(schedule.warmup));
 }
 
 for (const k of [0, 10, 100, 1000]) {
