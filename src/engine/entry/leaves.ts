@@ -6,7 +6,8 @@
 import type { Json } from '../../json/json.ts';
 import { findSection } from '../../prompt/heading-ref.ts';
 import { parsePackId } from '../../prompt/name-grammar.ts';
-import type { HookVerdict, LuaScalar, LuaVm } from '../lua/vm.ts';
+import type { HookVerdict, LeafReceiver, LuaLeaf, LuaScalar, LuaVm } from '../lua/vm.ts';
+import type { EventPlace } from '../events.ts';
 import type { RunContext } from '../run-context.ts';
 import { MAIN_CHAIN } from '../scheduler.ts';
 import { TASK_BUILTIN_TOOLS } from '../task-builtins.ts';
@@ -54,160 +55,235 @@ export const LEAF_NAMES = [
 
 /** Binds the section VM's leaves (LEAF_NAMES) to this entry. */
 export function installLeaves(vm: LuaVm, run: RunContext, spec: EntrySpec, entry: DriverState): void {
-  const place = () => ({ section: spec.section.name, task: spec.chain, turn: 0 });
-  // The root's path is an empty Lua table, which the runtime's encoder writes as {}.
-  const path = (text: LuaScalar): (string | number)[] => {
-    const parsed = JSON.parse(String(text)) as (string | number)[] | Record<string, never>;
-    return Array.isArray(parsed) ? parsed : [];
-  };
-  const blocksOf = (name: LuaScalar) => {
-    const section = name === null ? spec.section : run.prompt.sections.find((s) => s.name === name);
-    return section ? [...section.prologue, ...section.epilogue] : [];
-  };
-  const vmIndex = run.vmCount++;
-  let hooks = 0;
-  // A stack overflow ends the run (lua/platform.ts's count hook says why it cannot stay a catchable error).
-  vm.onOverflow((message) => run.stop.fail({ kind: 'Lua', message }));
-  vm.onCount((count): HookVerdict => {
-    if (entry.clock?.over()) run.stop.exceed(entry.clock.message());
+  vm.bind(new EntryLeaves(vm, run, spec, entry), LEAF_METHODS);
+}
+
+type Leaves = { [name in (typeof LEAF_NAMES)[number]]: (this: EntryLeaves, ...args: LuaScalar[]) => LuaScalar | LuaScalar[] | void };
+
+/**
+ * One entry's leaves, as methods of one object: a section entry makes one of these rather
+ * than a closure per leaf. Each reads and writes the run's state for the entry.
+ */
+class EntryLeaves implements LeafReceiver, Leaves {
+  private readonly vmIndex: number;
+  /** Count-hook calls so far (a pause every PAUSE_EVERY). */
+  private hooks = 0;
+
+  constructor(
+    private readonly vm: LuaVm,
+    private readonly run: RunContext,
+    private readonly spec: EntrySpec,
+    private readonly driver: DriverState,
+  ) {
+    this.vmIndex = run.vmCount++;
+  }
+
+  countHook(count: number): HookVerdict {
+    const { run, spec, driver } = this;
+    if (driver.clock?.over()) run.stop.exceed(driver.clock.message());
     if (run.stop.spend(count) || chainStopping(run, spec)) return 'stop';
     // Whether or not other chains wait: the same instruction counts pause an entry on a
     // replay, so the run's steps, and their journaled numbers, stay the same.
-    return ++hooks % PAUSE_EVERY === 0 ? 'pause' : 'go';
-  });
-  const leaves: Record<(typeof LEAF_NAMES)[number], (...args: LuaScalar[]) => LuaScalar | LuaScalar[] | void> = {
-    tick: (count) => run.stop.spend(Number(count)) || chainStopping(run, spec),
-    answered: (op, ...rest) => {
-      const done = answerNow(run, spec, effectPlan(run, spec, entry, String(op), rest));
-      if (Array.isArray(done)) return [true, ...done];
-      // Not now: the thread yields 'kept' next, and the driver runs the rest of the plan.
-      entry.waiting = done;
-      return [false];
-    },
-    paused: () => vm.takePaused(),
-    var_get: (text) => {
-      const value = run.vars.get(path(text));
-      if (value === undefined) return ['nil', null];
-      if (value === null) return ['null', null];
-      if (typeof value === 'object') return ['table', null];
-      // Text that a tainted chain put below this key reaches the reader (a view, a number, does not).
-      if (typeof value === 'string') run.taint.readVar(spec.chain, path(text));
-      return ['scalar', value];
-    },
-    var_set: (text, json) => {
-      const at = path(text);
-      const conflict = at.length > 0 ? run.scheduler.claimVar(spec.chain, at[0]!) : null;
-      if (conflict) {
-        run.stop.fail({ kind: 'Determinism', message: conflict });
-        vm.halting = true;
-        return null;
-      }
-      if (at.length > 0) run.taint.wroteVar(spec.chain, at[0]!);
-      const refusal = run.vars.set(at, json === null ? undefined : (JSON.parse(String(json)) as Json));
-      if (refusal?.type === 'limit') {
-        run.stop.exceed(refusal.message);
-        vm.halting = true;
-        return null;
-      }
-      return refusal?.problem ?? null;
-    },
-    // A length carries no text a tainted chain wrote; key names can.
-    var_len: (text) => run.vars.length(path(text)),
-    var_keys: (text) => {
-      const at = path(text);
-      run.taint.readVar(spec.chain, at);
-      return JSON.stringify(run.vars.keys(at));
-    },
-    var_json: (text) => {
-      const at = path(text);
-      run.taint.readVar(spec.chain, at);
-      return run.vars.json(at);
-    },
-    entry: () =>
-      encodeEntry({
-        kind: spec.kind,
-        name: spec.section.name,
-        prologue: spec.section.prologue.length,
-        epilogue: spec.section.epilogue.length,
-        hasProse: spec.section.prose !== '',
-        argsText: spec.callArgs ?? null,
-        runArgsText: JSON.stringify(run.args),
-        itemText: spec.item ?? null,
-        runId: run.runId,
-        sectionName: spec.section.name,
-        taskId: spec.chain,
-        promptName: run.prompt.frontmatter.name,
-        promptTitle: run.prompt.title,
-        promptDescription: run.prompt.frontmatter.description,
-      }),
-    block: (name, index) => {
-      const blocks = blocksOf(name);
-      if (index === 0) return blocks.length;
-      const block = blocks[Number(index) - 1]!;
-      return [block.source, block.line, chunkName(run.prompt.file)];
-    },
-    find_section: (ref) => {
-      const found = findSection(run.prompt, String(ref));
-      return found.ok ? [found.section.name] : [null, found.message];
-    },
-    prose: () => spec.section.prose,
-    event: (type, fields, turn) => {
-      run.events.emit(String(type), { ...place(), turn: Number(turn) }, JSON.parse(String(fields)) as Record<string, Json>);
-    },
-    // An event whose fields are plain values, as name, value, name, value...; the fields in
-    // name order, as the runtime's JSON encoder would have written them.
-    event_fields: (type, turn, ...pairs) => {
-      const order = Array.from({ length: pairs.length / 2 }, (_, k) => 2 * k).sort((a, b) => (String(pairs[a]) < String(pairs[b]) ? -1 : 1));
-      const fields: Record<string, Json> = Object.create(null);
-      for (const at of order) fields[String(pairs[at])] = pairs[at + 1] as Json;
-      run.events.emit(String(type), { ...place(), turn: Number(turn) }, fields);
-    },
-    catalog: (id) => catalogLeaf(run, id),
-    pack_id_problem: (text) => {
-      const parsed = parsePackId(String(text));
-      return parsed.ok ? null : parsed.reason;
-    },
-    role: (name) => resolveRole(run, name === null ? null : String(name)),
-    set_default_role: (name) => {
-      const [role, problem] = resolveRole(run, String(name));
-      if (role === null) return problem;
-      run.defaultRole = role;
+    return ++this.hooks % PAUSE_EVERY === 0 ? 'pause' : 'go';
+  }
+
+  /** A stack overflow ends the run (lua/platform.ts's count hook says why it cannot stay a catchable error). */
+  overflow(message: string): void {
+    this.run.stop.fail({ kind: 'Lua', message });
+  }
+
+  private place(turn: LuaScalar): EventPlace {
+    return { section: this.spec.section.name, task: this.spec.chain, turn: Number(turn) };
+  }
+
+  tick(count: LuaScalar): boolean {
+    return this.run.stop.spend(Number(count)) || chainStopping(this.run, this.spec);
+  }
+
+  answered(op: LuaScalar, ...rest: LuaScalar[]): LuaScalar[] {
+    const { run, spec, driver } = this;
+    const done = answerNow(run, spec, effectPlan(run, spec, driver, String(op), rest));
+    if (Array.isArray(done)) return [true, ...done];
+    // Not now: the thread yields 'kept' next, and the driver runs the rest of the plan.
+    driver.waiting = done;
+    return [false];
+  }
+
+  paused(): boolean {
+    return this.vm.takePaused();
+  }
+
+  var_get(text: LuaScalar): LuaScalar[] {
+    const value = this.run.vars.get(varPath(text));
+    if (value === undefined) return ['nil', null];
+    if (value === null) return ['null', null];
+    if (typeof value === 'object') return ['table', null];
+    // Text that a tainted chain put below this key reaches the reader (a view, a number, does not).
+    if (typeof value === 'string') this.run.taint.readVar(this.spec.chain, varPath(text));
+    return ['scalar', value];
+  }
+
+  var_set(text: LuaScalar, json: LuaScalar): LuaScalar {
+    const { run, spec, vm } = this;
+    const at = varPath(text);
+    const conflict = at.length > 0 ? run.scheduler.claimVar(spec.chain, at[0]!) : null;
+    if (conflict) {
+      run.stop.fail({ kind: 'Determinism', message: conflict });
+      vm.halting = true;
       return null;
-    },
-    reply_done: (text) => {
-      run.replies[spec.section.name] = String(text);
-      run.taint.wroteReply(spec.chain, spec.section.name);
-      if (spec.chain === MAIN_CHAIN) run.lastReply = String(text);
-      else run.tasks.noteReply(spec.chain, String(text));
-    },
-    task_spawn: (name, argsText) => run.tasks.spawn(spec.chain, String(name), String(argsText)),
-    task_status: (id) => {
-      const record = run.tasks.get(String(id));
-      if (!record) return null;
-      return [record.status, record.result ?? record.error?.message ?? null, record.tainted];
-    },
-    task_cancel: (id, why) => run.tasks.cancel(String(id), why === null ? undefined : String(why)) ?? null,
-    prelude: (index) => {
-      const preludes = run.catalog.preludes;
-      if (index === 0) return preludes.length;
-      const prelude = preludes[Number(index) - 1]!;
-      return [prelude.packId, prelude.source];
-    },
-    untrusted: (text) => {
-      run.taint.mark(spec.chain);
-      return wrapUntrusted(String(text), run.seed.nonce);
-    },
-    fact: (name) => {
-      if (name === 'replies') {
-        run.taint.readReplies(spec.chain);
-        return JSON.stringify(run.replies);
-      }
-      if (name === 'system') return run.prompt.h1.prose;
+    }
+    if (at.length > 0) run.taint.wroteVar(spec.chain, at[0]!);
+    const refusal = run.vars.set(at, json === null ? undefined : (JSON.parse(String(json)) as Json));
+    if (refusal?.type === 'limit') {
+      run.stop.exceed(refusal.message);
+      vm.halting = true;
       return null;
-    },
-    seed: () => run.seed.vmSeed(vmIndex),
-  };
-  LEAF_NAMES.forEach((name, index) => vm.bindLeaf(index, leaves[name]));
+    }
+    return refusal?.problem ?? null;
+  }
+
+  // A length carries no text a tainted chain wrote; key names can.
+  var_len(text: LuaScalar): number {
+    return this.run.vars.length(varPath(text));
+  }
+
+  var_keys(text: LuaScalar): string {
+    const at = varPath(text);
+    this.run.taint.readVar(this.spec.chain, at);
+    return JSON.stringify(this.run.vars.keys(at));
+  }
+
+  var_json(text: LuaScalar): LuaScalar {
+    const at = varPath(text);
+    this.run.taint.readVar(this.spec.chain, at);
+    return this.run.vars.json(at);
+  }
+
+  entry(): LuaScalar[] {
+    const { run, spec } = this;
+    return encodeEntry({
+      kind: spec.kind,
+      name: spec.section.name,
+      prologue: spec.section.prologue.length,
+      epilogue: spec.section.epilogue.length,
+      hasProse: spec.section.prose !== '',
+      argsText: spec.callArgs ?? null,
+      runArgsText: JSON.stringify(run.args),
+      itemText: spec.item ?? null,
+      runId: run.runId,
+      sectionName: spec.section.name,
+      taskId: spec.chain,
+      promptName: run.prompt.frontmatter.name,
+      promptTitle: run.prompt.title,
+      promptDescription: run.prompt.frontmatter.description,
+    });
+  }
+
+  block(name: LuaScalar, index: LuaScalar): LuaScalar | LuaScalar[] {
+    const section = name === null ? this.spec.section : this.run.prompt.sections.find((s) => s.name === name);
+    const blocks = section ? [...section.prologue, ...section.epilogue] : [];
+    if (index === 0) return blocks.length;
+    const block = blocks[Number(index) - 1]!;
+    return [block.source, block.line, chunkName(this.run.prompt.file)];
+  }
+
+  find_section(ref: LuaScalar): LuaScalar[] {
+    const found = findSection(this.run.prompt, String(ref));
+    return found.ok ? [found.section.name] : [null, found.message];
+  }
+
+  prose(): string {
+    return this.spec.section.prose;
+  }
+
+  event(type: LuaScalar, fields: LuaScalar, turn: LuaScalar): void {
+    this.run.events.emit(String(type), this.place(turn), JSON.parse(String(fields)) as Record<string, Json>);
+  }
+
+  // An event whose fields are plain values, as name, value, name, value...; the fields in
+  // name order, as the runtime's JSON encoder would have written them.
+  event_fields(type: LuaScalar, turn: LuaScalar, ...pairs: LuaScalar[]): void {
+    const order = Array.from({ length: pairs.length / 2 }, (_, k) => 2 * k).sort((a, b) => (String(pairs[a]) < String(pairs[b]) ? -1 : 1));
+    const fields: Record<string, Json> = Object.create(null);
+    for (const at of order) fields[String(pairs[at])] = pairs[at + 1] as Json;
+    this.run.events.emit(String(type), this.place(turn), fields);
+  }
+
+  catalog(id: LuaScalar): LuaScalar | LuaScalar[] {
+    return catalogLeaf(this.run, id);
+  }
+
+  pack_id_problem(text: LuaScalar): LuaScalar {
+    const parsed = parsePackId(String(text));
+    return parsed.ok ? null : parsed.reason;
+  }
+
+  role(name: LuaScalar): LuaScalar[] {
+    return resolveRole(this.run, name === null ? null : String(name));
+  }
+
+  set_default_role(name: LuaScalar): LuaScalar {
+    const [role, problem] = resolveRole(this.run, String(name));
+    if (role === null) return problem;
+    this.run.defaultRole = role;
+    return null;
+  }
+
+  reply_done(text: LuaScalar): void {
+    const { run, spec } = this;
+    run.replies[spec.section.name] = String(text);
+    run.taint.wroteReply(spec.chain, spec.section.name);
+    if (spec.chain === MAIN_CHAIN) run.lastReply = String(text);
+    else run.tasks.noteReply(spec.chain, String(text));
+  }
+
+  task_spawn(name: LuaScalar, argsText: LuaScalar): LuaScalar | LuaScalar[] {
+    return this.run.tasks.spawn(this.spec.chain, String(name), String(argsText));
+  }
+
+  task_status(id: LuaScalar): LuaScalar | LuaScalar[] {
+    const record = this.run.tasks.get(String(id));
+    if (!record) return null;
+    return [record.status, record.result ?? record.error?.message ?? null, record.tainted];
+  }
+
+  task_cancel(id: LuaScalar, why: LuaScalar): LuaScalar {
+    return this.run.tasks.cancel(String(id), why === null ? undefined : String(why)) ?? null;
+  }
+
+  prelude(index: LuaScalar): LuaScalar | LuaScalar[] {
+    const preludes = this.run.catalog.preludes;
+    if (index === 0) return preludes.length;
+    const prelude = preludes[Number(index) - 1]!;
+    return [prelude.packId, prelude.source];
+  }
+
+  untrusted(text: LuaScalar): string {
+    this.run.taint.mark(this.spec.chain);
+    return wrapUntrusted(String(text), this.run.seed.nonce);
+  }
+
+  fact(name: LuaScalar): LuaScalar {
+    if (name === 'replies') {
+      this.run.taint.readReplies(this.spec.chain);
+      return JSON.stringify(this.run.replies);
+    }
+    if (name === 'system') return this.run.prompt.h1.prose;
+    return null;
+  }
+
+  seed(): LuaScalar[] {
+    return this.run.seed.vmSeed(this.vmIndex);
+  }
+}
+
+/** The leaves' methods in LEAF_NAMES order: what each leaf index calls. */
+const LEAF_METHODS: readonly LuaLeaf[] = LEAF_NAMES.map((name) => EntryLeaves.prototype[name] as LuaLeaf);
+
+/** A var path as the runtime sends it: JSON of its keys (the root's, an empty Lua table, as {}). */
+function varPath(text: LuaScalar): (string | number)[] {
+  const parsed = JSON.parse(String(text)) as (string | number)[] | Record<string, never>;
+  return Array.isArray(parsed) ? parsed : [];
 }
 
 function chunkName(file: string): string {

@@ -14,6 +14,16 @@ import { ensureStack, pushScalar, readScalar, readValues, type LuaScalar } from 
 /** A JS function exposed to Lua: takes scalars, returns a scalar or a list of them. */
 export type LuaLeaf = (...args: LuaScalar[]) => LuaScalar | LuaScalar[] | void;
 
+/**
+ * What a VM's leaves are bound to: one object whose methods are the leaves (called with it as
+ * `this`), and which decides the count hook's verdict and how a stack overflow ends the run.
+ * An object with methods rather than closures: an entry binds one object, not a closure per leaf.
+ */
+export interface LeafReceiver {
+  countHook(count: number): HookVerdict;
+  overflow(message: string): void;
+}
+
 /** The outcome of one resume of a thread. */
 export type ResumeResult = { status: 'yield'; values: LuaScalar[] } | { status: 'return'; values: LuaScalar[] } | { status: 'error'; message: string };
 
@@ -56,11 +66,15 @@ export const WATCH_LEAF = -3;
 /** Leaf indices at or below this one are the pattern natives (pattern-natives.ts). */
 export const FIRST_NATIVE = -10;
 
+/** A VM's receiver before its leaves are bound: the count hook lets it run, an overflow is only raised. */
+const IDLE_RECEIVER: LeafReceiver = { countHook: () => 'go', overflow: () => {} };
+
 /** One Lua state. Close it when the section entry ends. */
 export class LuaVm {
   /** The lua_State; 0 before attach and once closed. */
   private state = 0 as LuaState;
-  private readonly leaves: LuaLeaf[] = [];
+  private leaves: readonly LuaLeaf[] = [];
+  private receiver: LeafReceiver = IDLE_RECEIVER;
   /** Bytes the Lua heap holds (tracked when the VM has a memory limit). */
   heapBytes = 0;
   /** True once the VM's allocations count against its memory limit (limitMemory). */
@@ -116,7 +130,6 @@ export class LuaVm {
   halting = false;
   /** Pattern steps counted and not yet charged to the count hook (pattern-natives.ts). */
   patternSteps = 0;
-  private hookHandler: (count: number) => HookVerdict = () => 'go';
 
   constructor(
     private readonly platform: LuaPlatform,
@@ -134,25 +147,14 @@ export class LuaVm {
     this.threads.add(state);
   }
 
-  /** Decides what the count hook does; called every HOOK_EVERY instructions of a watched thread. */
-  onCount(handler: (count: number) => HookVerdict): void {
-    this.hookHandler = handler;
-  }
-
-  /** Decides how a thread's stack passing STACK_SLOTS ends the run (the VM halts after it). */
-  onOverflow(handler: (message: string) => void): void {
-    this.overflowHandler = handler;
-  }
-
   /** Reports a stack overflow (the platform calls this, then stops the thread). */
   overflow(message: string): void {
-    this.overflowHandler(message);
+    this.receiver.overflow(message);
   }
-  private overflowHandler: (message: string) => void = () => {};
 
   /** The count hook's verdict (the platform calls this). */
   countHook(count: number): HookVerdict {
-    return this.halting ? 'stop' : this.hookHandler(count);
+    return this.halting ? 'stop' : this.receiver.countHook(count);
   }
 
   /**
@@ -184,18 +186,19 @@ export class LuaVm {
     if (!leaf) throw new Error(`leaf ${index} of this VM is not bound`);
     // Missing trailing arguments arrive as null, as Lua's nil would.
     while (args.length < leaf.length) args.push(null);
-    return leaf(...args);
+    return leaf.apply(this.receiver, args);
   }
 
-  /** Sets a global to a Lua function that calls the JS function bindLeaf binds to `index`. */
+  /** Sets a global to a Lua function that calls the method bind gives `index`. */
   defineLeaf(name: string, index: number): void {
     this.pushClosure(index);
     this.platform.c.setglobal(this.state, this.platform.c.name(name));
   }
 
-  /** What the leaf defined with `index` calls, in this VM. */
-  bindLeaf(index: number, leaf: LuaLeaf): void {
-    this.leaves[index] = leaf;
+  /** Binds the VM's leaves: `methods[index]` is what the leaf defined with `index` calls, with `receiver` as `this`. */
+  bind(receiver: LeafReceiver, methods: readonly LuaLeaf[]): void {
+    this.receiver = receiver;
+    this.leaves = methods;
   }
 
   /** Sets a global to a NULL light userdata: the value json.null stands for. */
