@@ -6,7 +6,7 @@
 import { parseToolId, wireName, isValidWireName } from '../prompt/name-grammar.ts';
 import type { Prompt } from '../prompt/types.ts';
 import type { Json } from '../json/json.ts';
-import type { Pack, ServiceDirectory } from './pack.ts';
+import type { Pack, ServiceDirectory, ToolManifest } from './pack.ts';
 import { TASK_BUILTINS, type CatalogTool, type RunCatalog } from '../engine/catalog.ts';
 import { checkPackManifest, manifestName } from './pack-manifest.ts';
 
@@ -100,7 +100,7 @@ function unavailability(pack: Pack, services: ServiceDirectory): { text: string;
 }
 
 function collectTools(chosen: Map<string, Pack>, log: string[]): CatalogTool[] {
-  const all: CatalogTool[] = [];
+  const owned: { tool: ToolManifest; pack: string }[] = [];
   for (const [id, pack] of chosen) {
     for (const tool of pack.manifest.tools) {
       const parsed = parseToolId(tool.id);
@@ -108,19 +108,19 @@ function collectTools(chosen: Map<string, Pack>, log: string[]): CatalogTool[] {
         log.push(`Pack ${pack.manifest.fqName}: tool id ${JSON.stringify(tool.id)}: a Pack's tool id escapes its Pack id; dropped`);
         continue;
       }
-      all.push({ ...tool, pack: id, wire: null });
+      owned.push({ tool, pack: id });
     }
   }
-  all.sort((a, b) => compare(a.id, b.id));
+  owned.sort((a, b) => compare(a.tool.id, b.tool.id));
+  // A wire name goes to the first tool, in id order, that can take it.
   const taken = new Set<string>();
-  for (const tool of all) {
+  return owned.map(({ tool, pack }) => {
     const wire = wireName(tool.id);
-    const reserved = (TASK_BUILTINS as readonly string[]).includes(wire);
-    if (reserved || !isValidWireName(wire) || !isJsonObject(tool.parameters) || taken.has(wire)) continue;
-    taken.add(wire);
-    tool.wire = wire;
-  }
-  return all;
+    const offered = !(TASK_BUILTINS as readonly string[]).includes(wire) && isValidWireName(wire) && isJsonObject(tool.parameters) && !taken.has(wire);
+    if (offered) taken.add(wire);
+    const { id, description, parameters, output, trusted } = tool;
+    return { id, description, parameters, output, trusted, pack, wire: offered ? wire : null };
+  });
 }
 
 function isJsonObject(value: Json): boolean {
