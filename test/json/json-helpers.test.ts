@@ -1,10 +1,12 @@
 /**
- * The shared JSON helpers: canonical text, equality, and the digests replays and ids rely on.
+ * The shared JSON helpers: canonical text, equality, the digests replays and ids rely on, and
+ * fields defined from names that came from outside.
  * The FNV digests a replay compares are pinned in test/engine/replay.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, sameJson } from '../../src/json/canonical-json.ts';
 import { hexOf, sha256 } from '../../src/json/digest.ts';
+import { defineField, type Json } from '../../src/json/json.ts';
 
 describe('canonical JSON', () => {
   it('writes object keys in bytewise order at every depth, so key order never changes the text', () => {
@@ -35,5 +37,30 @@ describe('SHA-256 in hex', () => {
 
   it('writes every byte as two lower-case digits', () => {
     expect(hexOf(new Uint8Array([0, 1, 0x0f, 0xa0, 0xff]))).toBe('00010fa0ff');
+  });
+});
+
+describe('defineField', () => {
+  for (const name of ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__']) {
+    it(`makes ${name} an own, enumerable field, the object's prototype and Object.prototype untouched`, () => {
+      const object: { [key: string]: Json } = {};
+      defineField(object, name, { polluted: true });
+      expect(Object.getPrototypeOf(object)).toBe(Object.prototype);
+      expect(Object.hasOwn(object, name)).toBe(true);
+      expect(JSON.parse(JSON.stringify(object))).toEqual(JSON.parse(`{"${name}": {"polluted": true}}`));
+      expect({ ...object }[name]).toEqual({ polluted: true });
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    });
+  }
+
+  it('keeps the order fields were defined in, as JSON.parse would', () => {
+    const object: { [key: string]: Json } = {};
+    for (const [key, value] of [
+      ['b', 1],
+      ['__proto__', 2],
+      ['a', 3],
+    ] as const)
+      defineField(object, key, value);
+    expect(JSON.stringify(object)).toBe('{"b":1,"__proto__":2,"a":3}');
   });
 });

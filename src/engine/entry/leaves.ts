@@ -3,11 +3,11 @@
  * function that returns a value and never calls back into Lua. They read and write the run's
  * state (var, replies, tasks, the catalog, events) for the entry they are bound to.
  */
-import type { Json } from '../../json/json.ts';
+import { defineField, type Json } from '../../json/json.ts';
 import { findSection } from '../../prompt/heading-ref.ts';
 import { parsePackId } from '../../prompt/name-grammar.ts';
 import type { HookVerdict, LeafReceiver, LuaLeaf, LuaScalar, LuaVm } from '../lua/vm.ts';
-import type { EventPlace } from '../events.ts';
+import type { EventFields, EventPlace } from '../events.ts';
 import type { RunContext } from '../run-context.ts';
 import { MAIN_CHAIN } from '../scheduler.ts';
 import { TASK_BUILTIN_TOOLS } from '../task-builtins.ts';
@@ -204,8 +204,8 @@ class EntryLeaves implements LeafReceiver, Leaves {
   // name order, as the runtime's JSON encoder would have written them.
   event_fields(type: LuaScalar, turn: LuaScalar, ...pairs: LuaScalar[]): void {
     const order = Array.from({ length: pairs.length / 2 }, (_, k) => 2 * k).sort((a, b) => (String(pairs[a]) < String(pairs[b]) ? -1 : 1));
-    const fields: Record<string, Json> = Object.create(null);
-    for (const at of order) fields[String(pairs[at])] = pairs[at + 1] as Json;
+    const fields: EventFields = {};
+    for (const at of order) defineField(fields, String(pairs[at]), pairs[at + 1] as Json);
     this.run.events.emit(String(type), this.place(turn), fields);
   }
 
