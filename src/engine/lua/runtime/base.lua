@@ -12,8 +12,10 @@ R.protocol = P
 
 -- No object in a section VM ever gets a finalizer: Lua runs __gc with the count hook off, so a
 -- loop in one would never be counted, paused or cancelled. Lua marks an object for
--- finalization only when its metatable holds __gc as it is set, so every way to set one (the
--- runtime's too: it captures these) refuses such a metatable.
+-- finalization only when its metatable holds __gc as it is set, so every way to set one that
+-- code can reach refuses such a metatable. The runtime sets its own metatables (constants it
+-- defines, none with __gc) on every record, call and Tool object it makes, unchecked:
+-- R.raw.set_own_metatable and set_own_metatable_any, never given a metatable from outside.
 local raw_setmetatable, raw_debug_setmetatable, raw_get, raw_type, raw_error = setmetatable, debug.setmetatable, rawget, type, error
 R.GC_REFUSED = "setmetatable: a metatable with a __gc field cannot be set (a finalizer would run outside the run's instruction budget)"
 function setmetatable(t, mt)
@@ -51,6 +53,7 @@ R.raw = {
   isyieldable = coroutine.isyieldable, close = coroutine.close,
   load = load, traceback = debug.traceback,
   setmetatable_any = setmetatable_any, getmetatable_any = debug.getmetatable,
+  set_own_metatable = raw_setmetatable, set_own_metatable_any = raw_debug_setmetatable,
   getinfo = debug.getinfo,
 }
 R.MARK = setmetatable({}, { __name = 'runvil.mark', __metatable = 'runvil.mark' })

@@ -4,6 +4,7 @@ return function(R, env)
 local json = R.json
 local type, ipairs, tostring = type, ipairs, tostring
 local quote = json.encode_string
+local set_own_metatable = R.raw.set_own_metatable
 
 -- messages -----------------------------------------------------------------------------------
 -- The conversation is a tracked list of read-only records. The driver keeps the records it
@@ -39,7 +40,7 @@ local function as_record(v, index)
   local data = { role = role, content = content or '', tool_calls = rawget(v, 'tool_calls'), tool_call_id = rawget(v, 'tool_call_id') }
   local text, err = json.try_encode(data, 'messages[' .. index .. ']')
   if not text then R.raise('lua', 'messages[' .. index .. '] cannot be sent to a model: ' .. err) end
-  local record = setmetatable({}, RecordMT)
+  local record = set_own_metatable({}, RecordMT)
   record_data[record] = data
   record_text[record] = text
   return record
@@ -97,7 +98,7 @@ local CallMT = {
 
 --- Appends a record whose JSON text the driver already made (a loop round's records).
 local function push_record(data, text)
-  local record = setmetatable({}, RecordMT)
+  local record = set_own_metatable({}, RecordMT)
   record_data[record] = data
   record_text[record] = text
   local k = #items + 1

@@ -10,6 +10,7 @@ local messages = R.namespaces.messages
 local type, ipairs, select, tostring = type, ipairs, select, tostring
 local table_concat = table.concat
 local quote = json.encode_string
+local set_own_metatable = R.raw.set_own_metatable
 
 
 -- Rounds -------------------------------------------------------------------------------------
@@ -313,7 +314,7 @@ local function loop(role, config_json, cap)
     local record_calls = n == 1 and { false } or {}
     for k = 1, n do
       local id, name, arguments_json = protocol.reply_call(reply, k)
-      local record_call = setmetatable({ id = id, name = name }, conversation.CallMT)
+      local record_call = set_own_metatable({ id = id, name = name }, conversation.CallMT)
       record_calls[k] = record_call
       conversation.call_arguments[record_call] = arguments_json
     end
@@ -378,7 +379,7 @@ local HandleMT = {
 function models.get(role)
   local name, config, cap = resolve_role(role_arg('models.get', role))
   local handle = L.newuserdata()
-  R.raw.setmetatable_any(handle, HandleMT)
+  R.raw.set_own_metatable_any(handle, HandleMT)
   handles[handle] = { role = name, config = config, cap = cap }
   return handle
 end

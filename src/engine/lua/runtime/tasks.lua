@@ -44,7 +44,7 @@ local function handle_for(id)
   local handle = handles[id]
   if handle then return handle end
   handle = L.newuserdata()
-  R.raw.setmetatable_any(handle, TaskMT)
+  R.raw.set_own_metatable_any(handle, TaskMT)
   handle_id[handle] = id
   handles[id] = handle
   return handle

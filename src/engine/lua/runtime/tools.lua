@@ -6,7 +6,7 @@ local L = R.leaves
 local json = R.json
 local type, select, ipairs, rawget, tostring = type, select, ipairs, rawget, tostring
 local table_concat, table_sort = table.concat, table.sort
-local setmetatable_any = R.raw.setmetatable_any
+local set_own_metatable_any = R.raw.set_own_metatable_any
 
 local FIXED = ": the section's tool list is fixed at its first models.loop round; make every offer before the first loop, or offer in another section"
 local BUILTINS = { task = true, task_cancel = true, task_status = true, await_tasks = true }
@@ -97,13 +97,13 @@ local function load_catalog()
     for _, t in ipairs(catalog.offering) do if t.pack == p.id then ids[#ids + 1] = t.id end end
     p.tool_ids = ids
     local object = L.newuserdata()
-    setmetatable_any(object, PackMT)
+    set_own_metatable_any(object, PackMT)
     pack_data[object] = { name = p.id, tool_ids = ids }
     pack_objects[p.id] = object
   end
   for _, t in ipairs(catalog.offering) do
     local object = L.newuserdata()
-    setmetatable_any(object, ToolMT)
+    set_own_metatable_any(object, ToolMT)
     tool_data[object] = { id = t.id, description = t.description, pack = t.pack }
     tool_objects[t.id] = object
   end
