@@ -120,7 +120,7 @@ async function child(tree: string, scale: number): Promise<void> {
       n(schedule.warmup),
     );
   }
-  for (const k of [0, 10, 100, 1000]) {
+  for (const k of [0, 10, 100, 1000] as const) {
     const target = loopPrompt('bench/grab, user-input');
     const controller = new AbortController();
     const waiting = {
@@ -140,9 +140,9 @@ async function child(tree: string, scale: number): Promise<void> {
       const outcome = await runOnHost(platform, host(k, true, answering('blue')), { prompt: target, journal, eventsKnown: known });
       if (outcome.status !== 'completed') throw new Error(`W3 resume: ${outcome.error.kind}: ${outcome.error.message}`);
     };
-    const iterations = n(k >= 1000 ? 10 : k === 100 ? 20 : 100);
-    await sample(`W3 N=${k}`, iterations, resume(eventsKnown));
-    if (k === 1000) await sample(`W3 N=${k} remade`, iterations, resume(undefined));
+    const schedule = PEER_SCHEDULE[`W3 N=${k}`];
+    await sample(`W3 N=${k}`, n(schedule.samples), resume(eventsKnown), n(schedule.warmup));
+    if (k === 1000) await sample(`W3 N=${k} remade`, n(schedule.samples), resume(undefined), n(schedule.warmup));
   }
   console.log(`MEDIANS ${JSON.stringify(medians)}`);
 }

@@ -114,7 +114,7 @@ for (const [name, k] of [
   results[name] = await sample(`${name} (durable journal)`, n(schedule.samples), op, n(schedule.warmup));
 }
 
-for (const k of [0, 10, 100, 1000]) {
+for (const k of [0, 10, 100, 1000] as const) {
   const target = loopPrompt('bench/grab, user-input');
   // Untimed: run to the ask and keep the journal, as a Durable Object would when it suspends.
   let journal: JournalEntry[] = [];
@@ -140,7 +140,8 @@ for (const k of [0, 10, 100, 1000]) {
     const outcome = await runOnHost(platform, host(k, true, answering('blue')), { prompt: target, journal, eventsKnown });
     if (outcome.status !== 'completed') throw new Error(`W3 resume: ${outcome.error.kind}: ${outcome.error.message}`);
   };
-  results[`W3 N=${k}`] = await sample(`W3 resume after interrupt, N=${k}`, n(k >= 1000 ? 10 : k === 100 ? 20 : 100), resume);
+  const schedule = PEER_SCHEDULE[`W3 N=${k}`];
+  results[`W3 N=${k}`] = await sample(`W3 resume after interrupt, N=${k}`, n(schedule.samples), resume, n(schedule.warmup));
 }
 
 // B1: a 20-section pure-Lua prompt against 20 bare VMs ----------------------------------------
