@@ -12,6 +12,16 @@
  * section entry.
  */
 export { LuaPlatform, type PlatformOptions, type VmOptions } from './platform.ts';
-export { HOOK_EVERY, LuaThread, LuaVm, type HookVerdict, type LeafReceiver, type LuaLeaf, type ResumeResult, type RuntimeChunk, type VmTemplate } from './lua-vm.ts';
+export {
+  HOOK_EVERY,
+  LuaThread,
+  LuaVm,
+  type HookVerdict,
+  type LeafReceiver,
+  type LuaLeaf,
+  type ResumeResult,
+  type RuntimeChunk,
+  type VmTemplate,
+} from './lua-vm.ts';
 export { STACK_SLOTS } from './vm-memory.ts';
 export type { LuaScalar } from './values.ts';
