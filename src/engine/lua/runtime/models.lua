@@ -300,12 +300,7 @@ local function loop(role, config_json, cap)
     -- way): protocol.fused_result.
     local fused = reply.fused
     local results, records
-    if fused then
-      for k = 1, n do
-        local _, name = protocol.reply_call(reply, k)
-        R.count_call(rendered.by_name[name].tool)
-      end
-    else
+    if not fused then
       local calls = reply_calls(reply)
       gate(calls, rendered, turn)
       results, records = run_calls(calls, rendered, turn)
@@ -314,6 +309,8 @@ local function loop(role, config_json, cap)
     local record_calls = n == 1 and { false } or {}
     for k = 1, n do
       local id, name, arguments_json = protocol.reply_call(reply, k)
+      -- The driver ran a fused round's calls: they count against their tools here.
+      if fused then R.count_call(rendered.by_name[name].tool) end
       local record_call = set_own_metatable({ id = id, name = name }, conversation.CallMT)
       record_calls[k] = record_call
       conversation.call_arguments[record_call] = arguments_json
