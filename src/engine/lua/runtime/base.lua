@@ -33,8 +33,8 @@ R.patterns = { find = __rv_str_find, match = __rv_str_match, gmatch = __rv_str_g
 -- table.move checks and charges its range before the C one moves it.
 R.table_move = __rv_str_move
 __rv_str_find, __rv_str_match, __rv_str_gmatch, __rv_str_gsub, __rv_str_rep, __rv_str_move = nil, nil, nil, nil, nil, nil
--- Each leaf is a C function of its own that calls its JS function (section-entry.ts defines
--- them in the template as __rv_leaf_<name>, and binds their JS functions per VM).
+-- Each leaf is a C function of its own that calls its JS method (entry/driver.ts defines them
+-- in the template as __rv_leaf_<name>; entry/leaves.ts binds one object's methods per VM).
 for k, v in next, _G do
   if type(k) == 'string' and k:sub(1, 10) == '__rv_leaf_' then
     leaves[k:sub(11)] = v
@@ -128,7 +128,7 @@ function R.describe_error(err)
 end
 
 -- The count hook ------------------------------------------------------------------------
--- A C hook the platform installs (lua/vm.ts) counts instructions against the run's budget
+-- A C hook the platform installs (lua/platform.ts) counts instructions against the run's budget
 -- every 10,000 of them, stops a thread whose chain must stop by raising STOP at that and
 -- every later instruction (no pcall can keep it alive), and pauses a thread that ran long
 -- so other chains get their turn.

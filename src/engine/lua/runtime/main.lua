@@ -6,7 +6,7 @@ local L = R.leaves
 local json = R.json
 
 -- Everything this chunk does is the same for every entry: a section VM starts with it done
--- (section-entry.ts's template, saved in a memory region), and __rv_bind, below, gives the VM
+-- (entry/driver.ts's template, saved in a memory region), and __rv_bind, below, gives the VM
 -- its entry. So nothing here may ask the Engine about the entry.
 local entry = {}
 R.handler_depth = 0
