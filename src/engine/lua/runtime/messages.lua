@@ -93,7 +93,6 @@ local CallMT = {
     rawset(call, 'arguments', value)
     return value
   end,
-  __metatable = 'tool call',
 }
 
 --- Appends a record whose JSON text the driver already made (a loop round's records).
