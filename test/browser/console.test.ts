@@ -5,7 +5,8 @@
  * the model fetch a page; the operator answers through the console. The prompt's
  * description, the page, the model's reply and the operator's answer all carry markup that
  * would run if any of it were rendered as HTML. Each view's screenshot is written to
- * docs/console/.
+ * .wrangler/browser-shots/, or, with RUNVIL_SHOTS=docs/console, over the README's images
+ * (so a test run leaves the tracked files as they are).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
@@ -17,7 +18,7 @@ import { freePort, killLocalServer, startLocalServer, type LocalServer } from '.
 import { MODEL_SUMMARY, startLoopback, type Loopback } from './loopback.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
-const SHOTS = join(root, 'docs/console');
+const SHOTS = process.env.RUNVIL_SHOTS ? join(root, process.env.RUNVIL_SHOTS) : join(root, '.wrangler/browser-shots');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const TOKEN = randomBytes(16).toString('hex');
 const stateDir = join(root, `.wrangler/browser-state-${process.pid}`);
