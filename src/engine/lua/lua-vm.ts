@@ -47,7 +47,7 @@ export const HOOK_EVERY = 10_000;
  * A recipe every VM of a kind starts from. `build` runs on a fresh state, with the standard
  * libraries open, before anything particular to the VM: what it leaves is saved in a memory
  * region (memory-region.ts) and copied back for later VMs, so it must not depend on the VM
- * it runs in, and leaves it defines are bound afterwards (bindLeaf). A VM made from a template
+ * it runs in, and leaves it defines are bound afterwards (LuaVm.bind). A VM made from a template
  * lives in its own region or, when every region is taken, is built afresh; either way its
  * Lua code sees the same state, and ending it runs no more Lua (no finalizers).
  */
