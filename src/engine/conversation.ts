@@ -17,9 +17,11 @@ export class Conversation {
 
   /**
    * Replaces the records from position `from` (1-based) on with the `count` texts of `values`
-   * that start at `start` (a round's yielded values hold them in place).
+   * that start at `start` (a round's yielded values hold them in place). `parsed`, when the
+   * caller made the records itself, holds them as values, one for each text: what JSON.parse
+   * would make of it.
    */
-  update(from: number, values: readonly unknown[], start = 0, count = values.length - start): void {
+  update(from: number, values: readonly unknown[], start = 0, count = values.length - start, parsed?: readonly Json[]): void {
     for (let i = from - 1; i < this.records.length; i++) this.characters -= this.records[i]!.length;
     this.records.length = from - 1;
     this.prefixDigests.length = from - 1;
@@ -30,6 +32,7 @@ export class Conversation {
       const previous = this.prefixDigests[this.prefixDigests.length - 1] ?? '';
       this.records.push(text);
       this.prefixDigests.push(digestText(previous, text));
+      if (parsed) this.parsed[this.records.length - 1] = parsed[k - start];
     }
   }
 

@@ -188,6 +188,50 @@ describe('a conversation record in json.encode', () => {
   });
 });
 
+describe("a fused round's records in the next request", () => {
+  it('are what their JSON texts parse to, key for key and byte for byte, live and on replay', async () => {
+    const tricky = ['a "quoted" é\n', '\u0001 <tag> \\ /'];
+    const requests: string[][] = [];
+    const provider: ModelProvider = {
+      async round(request) {
+        requests.push(request.messages.map((message) => JSON.stringify(message)));
+        if (request.messages.some((message) => message.role === 'tool')) return { ok: true, reply: { content: 'done', tool_calls: [] } };
+        const calls = tricky.map((value, k) => ({
+          id: `c "${k}"`,
+          name: 'grab_grab',
+          arguments: Object.assign(JSON.parse('{"__proto__":{"polluted":true}}'), { value }),
+        }));
+        return { ok: true, reply: { content: 'thinking "hard"', tool_calls: calls } };
+      },
+    };
+    const prompt = lua(
+      [
+        "models.use('writer')",
+        'tools.offer(tools.required())',
+        "messages:user('Go.')",
+        'models.loop()',
+        'local texts = {}',
+        'for i = 1, #messages do texts[i] = json.encode(messages[i]) end',
+        "return table.concat(texts, '\\n')",
+      ].join('\n'),
+      'uses: [bench/grab]\nmodels:\n  writer: {}\n',
+    );
+    const config: HostConfig = { ...host([]), models: { provider: () => provider } };
+    const live = await runOnHost(platform, config, { prompt });
+    // The records as the conversation holds them (Lua's JSON of each), against what the
+    // provider was sent for them in the second round.
+    const held = resultOf(live).split('\n');
+    expect(requests[1]).toEqual(held.slice(0, 4));
+    expect(JSON.parse(requests[1]![1]!).tool_calls[1].arguments).toEqual(JSON.parse('{"__proto__":{"polluted":true},"value":"\\u0001 <tag> \\\\ /"}'));
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    // A replay that ends with a live round sends the same records.
+    requests.length = 0;
+    const replayed = await runOnHost(platform, config, { prompt, journal: live.journal.slice(0, -1) });
+    expect(resultOf(replayed)).toBe(resultOf(live));
+    expect(requests).toEqual([held.slice(0, 4)]);
+  });
+});
+
 describe('a model round in the journal', () => {
   it('is its op, role and digest, in that order: the request the provider got is not journaled', async () => {
     const outcome = await runOnHost(platform, host([]), { prompt: loop });

@@ -21,7 +21,7 @@ import {
   encodeRound,
   ENTRY_FIELDS,
   failure,
-  fusedRecordTexts,
+  fusedRecordsOf,
   replyCall,
   replyCallCount,
   ROUND_FIELDS,
@@ -230,7 +230,7 @@ describe("a model round's answer", () => {
       { ok: false, text: 'failed 2', record: '{"tool":2}' },
     ];
     values.push(...encodeBatchAnswers(results));
-    expect(fusedRecordTexts(values)).toEqual(['{"role":"assistant"}', '{"tool":1}', '{"tool":2}']);
+    expect(fusedRecordsOf(values).texts).toEqual(['{"role":"assistant"}', '{"tool":1}', '{"tool":2}']);
     expect(luaReply(values)).toEqual({
       ...named({ content: 'thinking', record: '{"role":"assistant"}', fused: true }, calls),
       result1_text: 'out 1',
@@ -238,6 +238,24 @@ describe("a model round's answer", () => {
       result2_text: 'failed 2',
       result2_record: '{"tool":2}',
     });
+  });
+
+  it("gives a fused round's records as values equal, key for key, to what JSON.parse makes of their texts", () => {
+    const madeCalls = [
+      { id: 'call_1', name: 'grab_grab', argumentsJson: '{"value":"x"}' },
+      { id: 'call "2"', name: 'web_fetch', argumentsJson: '{"__proto__":{"polluted":true},"headers":{"a":"1"},"url":"https://e.x/?q=\\"é\\"\\n"}' },
+    ];
+    const texts = ['out "1"\n\u0001', '<untrusted>é</untrusted>'];
+    // As the driver writes them (model-rounds.ts's assistantRecord, tool-batches.ts's finishBatch).
+    const assistant = `{"content":"thinking","role":"assistant","tool_calls":[${madeCalls.map((c) => `{"arguments":${c.argumentsJson},"id":${JSON.stringify(c.id)},"name":${JSON.stringify(c.name)}}`).join(',')}]}`;
+    const toolRecords = madeCalls.map((c, k) => `{"content":${JSON.stringify(texts[k])},"role":"tool","tool_call_id":${JSON.stringify(c.id)}}`);
+    const values = encodeReply('thinking', madeCalls, assistant);
+    values.push(...encodeBatchAnswers(madeCalls.map((_, k) => ({ ok: true, text: texts[k]!, record: toolRecords[k]! }))));
+    const made = fusedRecordsOf(values);
+    expect(made.texts).toEqual([assistant, ...toolRecords]);
+    expect(made.values).toEqual(made.texts.map((text) => JSON.parse(text)));
+    expect(made.values.map((value) => JSON.stringify(value))).toEqual(made.texts);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
   it('reaches Lua as a failure: its kind and message', () => {

@@ -13,7 +13,7 @@ import type { RunContext } from '../run-context.ts';
 import { storePathProblem } from '../store-path.ts';
 import type { EntrySpec } from './driver.ts';
 import { answerRound, fusedCalls, prepareRound, type EntryState } from './model-rounds.ts';
-import { decodeBatch, decodeEffect, failure, fusedRecordTexts } from './protocol.ts';
+import { decodeBatch, decodeEffect, failure, fusedRecordsOf } from './protocol.ts';
 import { finishBatch, toolRequest } from './tool-batches.ts';
 
 /**
@@ -52,7 +52,7 @@ export function* effectPlan(run: RunContext, spec: EntrySpec, entry: EntryState,
       const results = yield { requests: calls.map((call) => toolRequest(run, spec, call)), optional: true };
       if (results) {
         values.push(...finishBatch(run, spec, calls, results));
-        entry.fusedRecords = fusedRecordTexts(values);
+        entry.fusedRecords = fusedRecordsOf(values);
       }
     }
     return values;

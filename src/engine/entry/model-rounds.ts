@@ -12,7 +12,7 @@ import type { LuaScalar } from '../lua/vm.ts';
 import { checkReply, type CheckedReply } from '../model-reply.ts';
 import type { RunContext } from '../run-context.ts';
 import type { EntrySpec } from './driver.ts';
-import { decodeRound, encodeReply, failure, replyCall, replyCallCount, ROUND_TEXTS_AT, type BatchCall } from './protocol.ts';
+import { decodeRound, encodeReply, failure, replyCall, replyCallCount, ROUND_TEXTS_AT, type BatchCall, type FusedRecords } from './protocol.ts';
 
 /** What an entry keeps between its model rounds. */
 export interface EntryState {
@@ -26,7 +26,7 @@ export interface EntryState {
    * tool records): the next round names them (RoundYield.fusedRecords) rather than Lua
    * sending back the texts the driver made.
    */
-  fusedRecords: string[];
+  fusedRecords: FusedRecords;
   /** The entry's computing time against the host's limit (entry-clock.ts); null without one. */
   clock: EntryClock | null;
 }
@@ -49,7 +49,10 @@ export function prepareRound(run: RunContext, spec: EntrySpec, entry: EntryState
   // A one-off round's tool list always comes; a loop round's only when it changed.
   const tools = round.oneOff ? String(round.tools) : round.tools === null ? entry.toolsText : (entry.toolsText = round.tools);
   const target = round.oneOff ? new Conversation() : entry.conversation;
-  if (round.fusedRecords) target.update(round.from, fusedRecords(entry, round.count));
+  if (round.fusedRecords) {
+    const made = fusedRecords(entry, round.count);
+    target.update(round.from, made.texts, 0, made.texts.length, made.values);
+  }
   else target.update(round.from, rest, ROUND_TEXTS_AT, round.count);
   const refusal = precheck(target, round.head, tools, round.role, run.prompt.h1.prose);
   if (refusal) return { refusal };
@@ -81,10 +84,10 @@ function reportRoundStart(run: RunContext, spec: EntrySpec, conversation: Conver
   });
 }
 
-/** The texts of the records the last fused round's answer carried, `count` of them as Lua says. */
-function fusedRecords(entry: EntryState, count: number): string[] {
+/** The records the last fused round's answer carried, `count` of them as Lua says. */
+function fusedRecords(entry: EntryState, count: number): FusedRecords {
   const records = entry.fusedRecords;
-  if (records.length !== count) throw new Error(`the Lua runtime named ${count} records of the last round, which made ${records.length}`);
+  if (records.texts.length !== count) throw new Error(`the Lua runtime named ${count} records of the last round, which made ${records.texts.length}`);
   return records;
 }
 

@@ -167,16 +167,33 @@ export function replyCall(values: readonly LuaScalar[], k: number): ReplyCall {
   return { id: String(values[3 + 3 * k]), name: String(values[4 + 3 * k]), argumentsJson: String(values[5 + 3 * k]) };
 }
 
+/** The records a fused round's answer made: their JSON texts, and the same records as values. */
+export interface FusedRecords {
+  texts: string[];
+  values: Json[];
+}
+
 /**
  * The records a fused round's answer made, as the Lua loop appends them: the assistant
- * record, then each call's tool record (the third value of its batch answer).
+ * record, then each call's tool record (the third value of its batch answer). Their values
+ * are what JSON.parse would make of the texts, key for key, built from the values the texts
+ * were written from (a call's arguments from its arguments JSON), so a request over a long
+ * conversation a replay rebuilt parses none of them.
  */
-export function fusedRecordTexts(values: readonly LuaScalar[]): string[] {
+export function fusedRecordsOf(values: readonly LuaScalar[]): FusedRecords {
   const count = replyCallCount(values);
   const at = 3 + 3 * count;
-  const records = [String(values[at])];
-  for (let k = 1; k <= count; k++) records.push(String(values[at + 3 * k]));
-  return records;
+  const texts = [String(values[at])];
+  const toolCalls: Json[] = [];
+  const toolRecords: Json[] = [];
+  for (let k = 1; k <= count; k++) {
+    texts.push(String(values[at + 3 * k]));
+    const call = replyCall(values, k - 1);
+    toolCalls.push({ arguments: JSON.parse(call.argumentsJson) as Json, id: call.id, name: call.name });
+    toolRecords.push({ content: String(values[at + 3 * k - 1]), role: 'tool', tool_call_id: call.id });
+  }
+  const assistant: Json = count === 0 ? { content: String(values[1]), role: 'assistant' } : { content: String(values[1]), role: 'assistant', tool_calls: toolCalls };
+  return { texts, values: [assistant, ...toolRecords] };
 }
 
 /** Who made a tool call. */
