@@ -68,7 +68,14 @@ export async function runEntry(run: RunContext, spec: EntrySpec): Promise<EntryO
   const vm = await run.platform.newVm({ memoryLimit: run.limits.memoryBytes, template: SECTION_VM, owner: run.vmOwner, memory: run.memory });
   const stopOf = () => run.scheduler.stopOf(spec.chain);
   const clock = run.entryTimeLimit ? new EntryClock(run.entryTimeLimit, spec.section.name) : null;
-  const entry: DriverState = { conversation: new Conversation(), renderedTools: {}, toolsText: 'null', waiting: null, fusedRecords: { texts: [], values: [] }, clock };
+  const entry: DriverState = {
+    conversation: new Conversation(),
+    renderedTools: {},
+    toolsText: 'null',
+    waiting: null,
+    fusedRecords: { texts: [], values: [] },
+    clock,
+  };
   try {
     installLeaves(vm, run, spec, entry);
     vm.callGlobal('__rv_bind');

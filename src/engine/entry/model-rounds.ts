@@ -52,8 +52,7 @@ export function prepareRound(run: RunContext, spec: EntrySpec, entry: EntryState
   if (round.fusedRecords) {
     const made = fusedRecords(entry, round.count);
     target.update(round.from, made.texts, 0, made.texts.length, made.values);
-  }
-  else target.update(round.from, rest, ROUND_TEXTS_AT, round.count);
+  } else target.update(round.from, rest, ROUND_TEXTS_AT, round.count);
   const refusal = precheck(target, round.head, tools, round.role, run.prompt.h1.prose);
   if (refusal) return { refusal };
   reportRoundStart(run, spec, target, round.oneOff ? 0 : round.from, round.role, round.turn);

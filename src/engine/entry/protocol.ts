@@ -192,7 +192,8 @@ export function fusedRecordsOf(values: readonly LuaScalar[]): FusedRecords {
     toolCalls.push({ arguments: JSON.parse(call.argumentsJson) as Json, id: call.id, name: call.name });
     toolRecords.push({ content: String(values[at + 3 * k - 1]), role: 'tool', tool_call_id: call.id });
   }
-  const assistant: Json = count === 0 ? { content: String(values[1]), role: 'assistant' } : { content: String(values[1]), role: 'assistant', tool_calls: toolCalls };
+  const assistant: Json =
+    count === 0 ? { content: String(values[1]), role: 'assistant' } : { content: String(values[1]), role: 'assistant', tool_calls: toolCalls };
   return { texts, values: [assistant, ...toolRecords] };
 }
 
