@@ -52,6 +52,9 @@ export function advertised(requests: ModelRequest[]): (string[] | null)[] {
   return requests.map((request) => (request.tools ? request.tools.map((tool) => tool.name) : null));
 }
 
+/** A fixture host whose web/search answers `results for lua` for the query lua, `other results` for any other. */
+export const SEARCH = { web: { search: { lua: 'results for lua', '*': 'other results' } } };
+
 /** The frontmatter lines that declare one model role, `writer`. */
 export const WRITER = 'models:\n  writer: {}\n';
 

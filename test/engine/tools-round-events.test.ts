@@ -12,14 +12,13 @@ import type { LuaPlatform } from '../../src/engine/lua/vm.ts';
 import { fixtureHost } from '../../src/fixture/fixture-host.ts';
 import { runOnHost } from '../../src/host/host.ts';
 import { lua, newPlatform, prompt } from './helpers.ts';
-import { WRITER, errorOf, eventsOf, resultOf, roundSequence as sequence, runFixture } from './fixture-run.ts';
+import { SEARCH, WRITER, errorOf, eventsOf, resultOf, roundSequence as sequence, runFixture } from './fixture-run.ts';
 
 let platform: LuaPlatform;
 beforeAll(async () => {
   platform = await newPlatform();
 });
 
-const SEARCH = { web: { search: { lua: 'results for lua', '*': 'other results' } } };
 /** A wrapped untrusted text, whatever the nonce. */
 function wrapped(text: string): RegExp {
   const escaped = text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -7,14 +7,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LuaPlatform } from '../../src/engine/lua/vm.ts';
 import { lua, newPlatform, prompt } from './helpers.ts';
-import { WRITER, eventsOf, resultOf, roundSequence as sequence, runFixture } from './fixture-run.ts';
+import { SEARCH, WRITER, eventsOf, resultOf, roundSequence as sequence, runFixture } from './fixture-run.ts';
 
 let platform: LuaPlatform;
 beforeAll(async () => {
   platform = await newPlatform();
 });
-
-const SEARCH = { web: { search: { lua: 'results for lua', '*': 'other results' } } };
 
 describe('the tool scope check', () => {
   it('fires once per section, at the render, before the first round; later rounds and loops report only their rounds', async () => {
