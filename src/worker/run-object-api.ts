@@ -69,15 +69,11 @@ export interface RunObjectApi {
   view(): Promise<ObjectView | null>;
   /**
    * Answers an ask (the Worker has checked the credential); the same answer again is taken
-   * as a retry, a different one refused with 409. With `waitMs`, answers the run once it is
-   * no longer running (as settle), in the same call.
+   * as a retry, a different one refused with 409. Settles once the ask's index rows are
+   * written (read-your-writes for `GET /asks`); with `waitMs`, answers the run once it is no
+   * longer running (as settle), in the same call.
    */
   answer(askId: string, answer: string, answeredBy: string | null, waitMs?: number): Promise<AnswerOutcome>;
-  /**
-   * Settles once the run's index rows owed so far are written (the answer route's
-   * read-your-writes: it is sent right after `answer`, and so reaches the object after it).
-   */
-  indexed(): Promise<void>;
   /**
    * Delivers the result of a tool call that waits (the Worker has checked the credential);
    * the same result again is taken as a retry, a different one refused with 409.

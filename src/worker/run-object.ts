@@ -38,8 +38,8 @@ import type { AnswerOutcome, ForkSource, ForkSpec, Refusal, RunObjectApi, StartS
 import { checkedForkJournal, forkSourceOf, testFileOf } from './run-replays.ts';
 import { fileChangesOf } from '../host/fork.ts';
 import { ScriptedOperator } from '../host/operator.ts';
-import { RunState } from './run-state.ts';
-import { isFinal, type ObjectView, type RunStatus } from './run-view.ts';
+import { RunState, type RunMeta } from './run-state.ts';
+import { isFinal, type AskRecord, type ObjectView, type RunStatus } from './run-view.ts';
 import { askInfo, objectViewOf } from './object-view.ts';
 import { judgeAnswer } from './ask-answer.ts';
 import { prepareRunPacks, withRunPacks } from './run-packs.ts';
@@ -225,7 +225,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     if (!ask) return { ok: false, status: 404, message: `run ${meta.run_id} has no ask ${JSON.stringify(askId)}` };
     const judged = judgeAnswer(ask, answer, this.state.progress().status);
     // A retry of the answer taken (its response was lost) is no error; another answer is.
-    if (judged === 'retry') return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
+    if (judged === 'retry') return this.answered(meta, ask, waitMs);
     if (judged !== 'take') return judged;
     this.state.atomically(() => {
       this.state.putAsk({
@@ -242,7 +242,17 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     this.launch('resume');
     // The run goes on (run_resumed); it suspends again once it waits on asks alone.
     this.refreshStatus();
-    return { ok: true, view: await this.viewAfter(waitMs), ask: askInfo(meta, ask) };
+    return this.answered(meta, ask, waitMs);
+  }
+
+  /**
+   * An answer's response, once the ask's index rows are written: whoever answered reads
+   * `GET /asks` without it at once (read-your-writes). The write runs while the run resumes;
+   * the view is the run's after it settles, or at `waitMs`.
+   */
+  private async answered(meta: RunMeta, ask: AskRecord, waitMs: number): Promise<AnswerOutcome> {
+    const [view] = await Promise.all([this.viewAfter(waitMs), this.outbox.flushIndex()]);
+    return { ok: true, view, ask: askInfo(meta, ask) };
   }
 
   async toolResult(callId: string, result: ToolResult): Promise<ToolResultOutcome> {
@@ -270,10 +280,6 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     if (isFinal(status)) return { ok: false, status: 409, message: `the run has already ended (${status}); there is nothing to cancel` };
     await this.stop(reason);
     return { ok: true, view: this.currentView()! };
-  }
-
-  async indexed(): Promise<void> {
-    await this.outbox.flushIndex();
   }
 
   async notifications(): Promise<NotificationDelivery[] | undefined> {

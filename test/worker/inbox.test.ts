@@ -5,7 +5,8 @@
  * follow opaque cursors; bad query input is refused with 400 naming the field.
  */
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { call, json, settled, testEnv } from './app/client.ts';
+import { call, json, settled, testEnv, until } from './app/client.ts';
+import { dropObjects } from './app/test-worker.ts';
 
 vi.setConfig({ testTimeout: 30_000 });
 
@@ -172,6 +173,21 @@ describe('the inbox of two runs that ask', () => {
       expect((await asks('status=pending&prompt=approve')).asks).toEqual([]);
       expect((await asks('status=cancelled&prompt=approve')).asks.map((ask) => ask.run_id)).toEqual([second]);
     });
+  });
+});
+
+describe('an answer that reaches a new object', () => {
+  it('is out of the pending list by the time the answer returns, after the object that held the run was dropped', async () => {
+    await json(await call('PUT', '/prompts/approve-later', { body: APPROVE.replace('name: approve', 'name: approve-later') }), 201);
+    const runId = await start('approve-later');
+    await eventually(async () => expect((await asks('status=pending&prompt=approve-later')).asks.map((ask) => ask.run_id)).toEqual([runId]));
+    const { token } = (await asks('status=pending&prompt=approve-later')).asks[0]!;
+    // An eviction: the answer is the first call of a new object, which replays the run.
+    await dropObjects();
+    expect((await call('POST', `/runs/${runId}/asks/0-1`, { body: { answer: 'no' }, token })).status).toBe(200);
+    expect((await asks('status=pending&prompt=approve-later')).asks).toEqual([]);
+    expect((await asks('status=answered&prompt=approve-later')).asks.map((ask) => ask.run_id)).toEqual([runId]);
+    expect(await until(runId, (view) => view.status !== 'running' && view.status !== 'suspended')).toMatchObject({ status: 'completed', result: 'got no' });
   });
 });
 

@@ -107,7 +107,8 @@ describe('an MCP Pack in workerd', () => {
 
   it('makes an elicitation an ask of the run: the run suspends, the answer goes back to the server', async () => {
     const runId = await startRun('mcp-elicit', 'everything/trusted', `return tools.call('trusted/trigger-elicitation-request', {})`);
-    const waiting = await until(runId, (view) => view.pending.length > 0 || view.status !== 'running');
+    // The ask shows as pending a moment before the run reads as suspended (live-run.ts: the verdict waits a turn of the event loop).
+    const waiting = await until(runId, (view) => view.status !== 'running');
     expect(waiting.status).toBe('suspended');
     expect(waiting.pending).toEqual([
       expect.objectContaining({ kind: 'ask', ask_id: '0-1', question: 'Please provide inputs for the following fields:\n\nname: Your full, legal name' }),

@@ -58,12 +58,10 @@ runRoutes.post('/runs/:id/asks/:ask_id', async (c) => {
   onlyKeys(body, ['answer', 'answered_by']);
   if (typeof body.answer !== 'string') throw new ApiError(400, "`answer` must be a string: the operator's answer text", { field: 'answer' });
   const answeredBy = answeredByOf(body.answered_by);
-  // One call: the object answers once the run has suspended again or ended, or at `wait`.
-  // Read-your-writes: beside it, and delivered after it, the call that settles once the
-  // index rows are written, so the ask is out of GET /asks?status=pending before this
-  // response is sent. The index write runs while the run resumes.
-  const run = runObject(c.env, runId);
-  const [outcome] = await Promise.all([run.answer(askId, body.answer, answeredBy, wait * 1000), run.indexed()]);
+  // One call: the object answers once the ask's index rows are written (the ask is out of
+  // GET /asks?status=pending before this response is sent) and the run has suspended again
+  // or ended, or at `wait`.
+  const outcome = await runObject(c.env, runId).answer(askId, body.answer, answeredBy, wait * 1000);
   if (!outcome.ok) throw refused(outcome, runId);
   const origin = originOf(c.req.raw, c.env);
   if (credential.kind === 'api') return c.json(await publicView(c.env, origin, outcome.view));
