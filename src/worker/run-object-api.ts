@@ -53,6 +53,18 @@ export interface Refusal {
 export type ViewOutcome = { ok: true; view: ObjectView } | Refusal;
 
 /** An answer taken (or the same answer again): the run's view and the ask answered. */
+/** How an answer's call settles. */
+export interface AnswerOptions {
+  /** Answers the run once it is no longer running (as settle), or after this many ms; 0 (the default): at once. */
+  waitMs?: number;
+  /**
+   * Settles once the ask's index rows are written, so the ask is out of
+   * `GET /asks?status=pending` when the caller learns it was taken (read-your-writes; the
+   * default). The write runs while the run resumes.
+   */
+  indexed?: boolean;
+}
+
 export type AnswerOutcome = { ok: true; view: ObjectView; ask: AskInfo } | Refusal;
 
 /** A tool result taken (or the same result again), or why not. */
@@ -69,11 +81,9 @@ export interface RunObjectApi {
   view(): Promise<ObjectView | null>;
   /**
    * Answers an ask (the Worker has checked the credential); the same answer again is taken
-   * as a retry, a different one refused with 409. Settles once the ask's index rows are
-   * written (read-your-writes for `GET /asks`); with `waitMs`, answers the run once it is no
-   * longer running (as settle), in the same call.
+   * as a retry, a different one refused with 409.
    */
-  answer(askId: string, answer: string, answeredBy: string | null, waitMs?: number): Promise<AnswerOutcome>;
+  answer(askId: string, answer: string, answeredBy: string | null, options?: AnswerOptions): Promise<AnswerOutcome>;
   /**
    * Delivers the result of a tool call that waits (the Worker has checked the credential);
    * the same result again is taken as a retry, a different one refused with 409.

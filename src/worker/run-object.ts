@@ -34,7 +34,7 @@ import { OPERATOR_WINDOW_CLOSED } from '../host/operator.ts';
 import { abandonEarlierExecution, LiveRun } from './live-run.ts';
 import type { D1Database, KvNamespace } from './platform-types.ts';
 import { alarmDuty, alarmTime, deathsReason, MAX_DEATHS_WITHOUT_PROGRESS, timeoutReason } from './run-alarm.ts';
-import type { AnswerOutcome, ForkSource, ForkSpec, Refusal, RunObjectApi, StartSpec, ToolResultOutcome, ViewOutcome } from './run-object-api.ts';
+import type { AnswerOptions, AnswerOutcome, ForkSource, ForkSpec, Refusal, RunObjectApi, StartSpec, ToolResultOutcome, ViewOutcome } from './run-object-api.ts';
 import { checkedForkJournal, forkSourceOf, testFileOf } from './run-replays.ts';
 import { fileChangesOf } from '../host/fork.ts';
 import { ScriptedOperator } from '../host/operator.ts';
@@ -218,14 +218,14 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     return this.currentView();
   }
 
-  async answer(askId: string, answer: string, answeredBy: string | null, waitMs = 0): Promise<AnswerOutcome> {
+  async answer(askId: string, answer: string, answeredBy: string | null, options: AnswerOptions = {}): Promise<AnswerOutcome> {
     const meta = this.state.meta();
     if (!meta) return { ok: false, status: 404, message: 'no such run' };
     const ask = this.state.ask(askId);
     if (!ask) return { ok: false, status: 404, message: `run ${meta.run_id} has no ask ${JSON.stringify(askId)}` };
     const judged = judgeAnswer(ask, answer, this.state.progress().status);
     // A retry of the answer taken (its response was lost) is no error; another answer is.
-    if (judged === 'retry') return this.answered(meta, ask, waitMs);
+    if (judged === 'retry') return this.answered(meta, ask, options);
     if (judged !== 'take') return judged;
     this.state.atomically(() => {
       this.state.putAsk({
@@ -242,16 +242,12 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     this.launch('resume');
     // The run goes on (run_resumed); it suspends again once it waits on asks alone.
     this.refreshStatus();
-    return this.answered(meta, ask, waitMs);
+    return this.answered(meta, ask, options);
   }
 
-  /**
-   * An answer's response, once the ask's index rows are written: whoever answered reads
-   * `GET /asks` without it at once (read-your-writes). The write runs while the run resumes;
-   * the view is the run's after it settles, or at `waitMs`.
-   */
-  private async answered(meta: RunMeta, ask: AskRecord, waitMs: number): Promise<AnswerOutcome> {
-    const [view] = await Promise.all([this.viewAfter(waitMs), this.outbox.flushIndex()]);
+  /** An answer's response (AnswerOptions says when it settles). */
+  private async answered(meta: RunMeta, ask: AskRecord, { waitMs = 0, indexed = true }: AnswerOptions): Promise<AnswerOutcome> {
+    const [view] = await Promise.all([this.viewAfter(waitMs), indexed ? this.outbox.flushIndex() : undefined]);
     return { ok: true, view, ask: askInfo(meta, ask) };
   }
 

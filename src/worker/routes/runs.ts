@@ -61,7 +61,7 @@ runRoutes.post('/runs/:id/asks/:ask_id', async (c) => {
   // One call: the object answers once the ask's index rows are written (the ask is out of
   // GET /asks?status=pending before this response is sent) and the run has suspended again
   // or ended, or at `wait`.
-  const outcome = await runObject(c.env, runId).answer(askId, body.answer, answeredBy, wait * 1000);
+  const outcome = await runObject(c.env, runId).answer(askId, body.answer, answeredBy, { waitMs: wait * 1000 });
   if (!outcome.ok) throw refused(outcome, runId);
   const origin = originOf(c.req.raw, c.env);
   if (credential.kind === 'api') return c.json(await publicView(c.env, origin, outcome.view));
