@@ -56,7 +56,7 @@ interface RawFixture {
     'user-input'?: boolean;
     packs?: Record<string, { prelude?: unknown; tools?: Record<string, unknown>[] }>;
   };
-  model?: { content?: unknown; tool_calls?: { id?: unknown; name?: unknown; arguments?: Json }[]; fails?: unknown }[];
+  model?: { content?: unknown; tool_calls?: { id?: unknown; name?: unknown; arguments?: Json }[]; fails?: unknown; task?: unknown }[];
   answers?: unknown[];
   recorded?: { tool?: unknown; args?: Json; task?: unknown; section?: unknown; output?: Json; fails?: unknown }[];
   seed?: unknown;
@@ -193,12 +193,7 @@ function readRecorded(raw: NonNullable<RawFixture['recorded']>[number], at: (str
   if (raw.tool === undefined) problem(at, `\`${pathText(at)}\` needs a \`tool\`: the tool id the run called, such as web/fetch`);
   else if (!TOOL_ID.test(tool))
     problem([...at, 'tool'], `\`${pathText([...at, 'tool'])}\` must be a tool id, <pack id>/<tool name> (such as web/fetch); got ${JSON.stringify(tool)}`);
-  const task = raw.task === undefined ? '0' : String(raw.task);
-  if (!CHAIN_ID.test(task))
-    problem(
-      [...at, 'task'],
-      `\`${pathText([...at, 'task'])}\` must be a chain id such as 0 (the run's main chain) or 0.1 (a task); got ${JSON.stringify(task)}`,
-    );
+  const task = readChain(raw.task, at, problem) ?? '0';
   if (raw.output !== undefined && raw.fails !== undefined)
     problem([...at, 'fails'], `\`${pathText(at)}\` holds the tool's \`output\` or its failure (\`fails\`), not both`);
   else if (raw.output === undefined && raw.fails === undefined) problem(at, `\`${pathText(at)}\` needs the tool's \`output\` or its failure text (\`fails\`)`);
@@ -212,8 +207,22 @@ function readRecorded(raw: NonNullable<RawFixture['recorded']>[number], at: (str
   return call;
 }
 
+/** A `task` key: the chain id a recorded effect was made by. */
+function readChain(raw: unknown, at: (string | number)[], problem: Report): string | undefined {
+  if (raw === undefined) return undefined;
+  const task = String(raw);
+  if (!CHAIN_ID.test(task))
+    problem(
+      [...at, 'task'],
+      `\`${pathText([...at, 'task'])}\` must be a chain id such as 0 (the run's main chain) or 0.1 (a task); got ${JSON.stringify(task)}`,
+    );
+  return task;
+}
+
 function readReply(raw: NonNullable<RawFixture['model']>[number], index: number, problem: Report): ScriptedReply {
   const reply: ScriptedReply = {};
+  const task = readChain(raw.task, ['model', index], problem);
+  if (task !== undefined) reply.task = task;
   if (raw.fails !== undefined) {
     reply.fails = String(raw.fails);
     if (raw.content !== undefined || raw.tool_calls !== undefined)

@@ -55,7 +55,7 @@ export function createHarness(options: HarnessOptions): Harness {
         case 'tool.call':
           return options.recording?.answer(effect.chain, request) ?? callTool(options, request.tool, request.args, { chain: effect.chain, seq: effect.seq });
         case 'model.round':
-          return modelRound(options, request.role, request.request);
+          return options.recording?.reply(effect.chain) ?? modelRound(options, request.role, request.request);
       }
     },
   };

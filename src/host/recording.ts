@@ -6,13 +6,22 @@
  * recorded next (another tool, other arguments) ends the run with kind Determinism, naming
  * the step, the section and both calls; a chain whose recorded calls are used up goes on to
  * the Host's fixtures. An operator ask (`user-input/ask`) takes its answer from the test's
- * `answers:`; only an ask the recording holds next (one that failed) is answered from it.
+ * `answers:`; only an ask the recording holds next (one that failed, or one a task made) is
+ * answered from it. Likewise a model round of a chain with replies tagged with its id (the
+ * test's `model:` entries with a `task`) takes the next of them; a chain with none left goes
+ * to the scripted model's untagged replies.
+ *
+ * Why by chain: the chains of a run go on side by side, and their effects finish in whatever
+ * order the world answers them, which is the order the journal holds. Offline every answer
+ * is at hand at once, so the chains ask in the scheduler's order; taken in one list, a reply
+ * or an answer would reach another chain than the one that got it.
  */
 import { DeterminismViolation } from '../engine/journal.ts';
 import { canonicalJson, sameJson } from '../json/canonical-json.ts';
 import { clip, effectWords, sectionWords } from '../engine/effect-words.ts';
 import { answered, failed, type EffectAnswer, type EffectRequest } from '../engine/effects.ts';
 import type { Json } from '../json/json.ts';
+import { scriptedOutcome, type ScriptedReply } from '../models/scripted.ts';
 
 /** The tool through which a run asks its operator; its answers live in `answers:`. */
 export const ASK_TOOL = 'user-input/ask';
@@ -33,16 +42,30 @@ export interface RecordedCall {
 
 type ToolCallRequest = Extract<EffectRequest, { op: 'tool.call' }>;
 
-/** Answers catalog tool calls from a recording, chain by chain, in call order. */
+/** Answers catalog tool calls and tagged model rounds from a recording, chain by chain, in call order. */
 export class Recording {
   private readonly byChain = new Map<string, { calls: { call: RecordedCall; index: number }[]; next: number }>();
+  private readonly repliesByChain = new Map<string, ScriptedReply[]>();
 
-  constructor(calls: readonly RecordedCall[]) {
+  /** `replies`: model replies tagged with the chain (`task`) they answer. */
+  constructor(calls: readonly RecordedCall[], replies: readonly ScriptedReply[] = []) {
     calls.forEach((call, index) => {
       let chain = this.byChain.get(call.task);
       if (!chain) this.byChain.set(call.task, (chain = { calls: [], next: 0 }));
       chain.calls.push({ call, index });
     });
+    for (const reply of replies) {
+      const chain = reply.task ?? '0';
+      this.repliesByChain.set(chain, [...(this.repliesByChain.get(chain) ?? []), reply]);
+    }
+  }
+
+  /** The next reply tagged for `chain`'s model rounds; undefined when it has none left (the scripted model answers). */
+  reply(chain: string): EffectAnswer | undefined {
+    const reply = this.repliesByChain.get(chain)?.shift();
+    if (!reply) return undefined;
+    const outcome = scriptedOutcome(reply);
+    return outcome.ok ? answered(outcome.reply as unknown as Json) : failed('model', outcome.message);
   }
 
   /**

@@ -4,8 +4,8 @@
  * operator's answers, `recorded:` with the output of every other catalog tool call (failures
  * and untrusted outputs exactly as the tool gave them), `host.packs` describing the
  * third-party Packs the prompt declares (so the fixture Host offers the same tools with the
- * same trust), and `expect:` with how the run ended and its event types. `runvil test` on it
- * reproduces the run offline, with no network, model or operator.
+ * same trust), and `expect:` with how the run ended and its main chain's event types.
+ * `runvil test` on it reproduces the run offline, with no network, model or operator.
  */
 import { stringify } from 'yaml';
 import { effectWords, sectionWords } from '../engine/effect-words.ts';
@@ -24,11 +24,14 @@ export interface EndedRun {
   seed: string;
   journal: readonly JournalEntry[];
   ending: { status: 'completed'; result: string } | { status: 'failed'; error: { kind: string; message: string } };
-  /** The types of the run's Engine events, in order. */
-  event_types: string[];
+  /** The run's Engine events, in order: their types, and the chain each happened in. */
+  events: readonly { type: string; task: string }[];
   /** The manifests of the third-party Packs the prompt declares, as the run's Host served them. */
   packs: PackManifest[];
 }
+
+/** The run's main chain: what it gets needs no `task`. */
+const MAIN_CHAIN = '0';
 
 /** The test file of an ended run, as YAML text. */
 export function runTestFile(run: EndedRun): string {
@@ -43,7 +46,9 @@ export function runTestFile(run: EndedRun): string {
   if (answers.length > 0) file.answers = answers;
   if (recorded.length > 0) file.recorded = recorded;
   const expect: Record<string, Json> = run.ending.status === 'completed' ? { result: run.ending.result } : { error: { ...run.ending.error } };
-  expect.events = run.event_types;
+  // The main chain's events: a task's interleave with the others' in the order their effects
+  // finished, which a run offline, every answer at hand, does not repeat.
+  expect.events = run.events.filter((event) => event.task === MAIN_CHAIN).map((event) => event.type);
   file.expect = expect;
   const header =
     `# The run ${run.run_id} of the prompt ${run.prompt}, as a prompt test: \`runvil test\` replays it\n` +
@@ -70,7 +75,12 @@ function journalMap(journal: readonly JournalEntry[]): string {
   return `# Its journal (a fork at N starts after entry N; [chain-seq] of an ask is its ask id):\n${lines.join('\n')}\n`;
 }
 
-/** The model replies, operator answers and recorded tool calls of a journal, each in the order the run made them. */
+/**
+ * The model replies, operator answers and recorded tool calls of a journal, each in the order
+ * the run made them. What a task or a fanout arm got names its chain (a reply's `task`; its
+ * asks are recorded calls): chains go on side by side, and offline they would take their
+ * answers in another order than the one the journal holds (recording.ts).
+ */
 export function splitJournal(journal: readonly JournalEntry[]): { model: Json[]; answers: string[]; recorded: Json[] } {
   const model: Json[] = [];
   const answers: string[] = [];
@@ -78,15 +88,16 @@ export function splitJournal(journal: readonly JournalEntry[]): { model: Json[];
   for (const entry of journal) {
     const { request, answer } = entry;
     if (request.op === 'model.round') {
-      model.push(answer.ok ? scriptedReply(answer.value) : { fails: answer.error.message });
+      const reply = answer.ok ? scriptedReply(answer.value) : { fails: answer.error.message };
+      model.push(entry.chain === MAIN_CHAIN ? reply : { task: entry.chain, ...reply });
     } else if (request.op === 'tool.call') {
-      // An answered ask is an operator answer; an ask that failed (its window closed) is recorded as a failure.
-      if (request.tool === ASK_TOOL && answer.ok) {
+      // The main chain's answered asks are operator answers; an ask that failed (its window closed), or a task's, is a recorded call.
+      if (request.tool === ASK_TOOL && answer.ok && entry.chain === MAIN_CHAIN) {
         answers.push(typeof answer.value === 'string' ? answer.value : JSON.stringify(answer.value));
         continue;
       }
       const record: { [key: string]: Json } = { tool: request.tool, args: request.args ?? {} };
-      if (entry.chain !== '0') record.task = entry.chain;
+      if (entry.chain !== MAIN_CHAIN) record.task = entry.chain;
       if (request.origin?.section) record.section = request.origin.section;
       if (answer.ok) record.output = answer.value;
       else record.fails = answer.error.message;
@@ -118,7 +129,7 @@ function inCallOrder(calls: { chain: string; seq: number; record: Json }[]): Jso
 }
 
 /** A model reply as a test file's `model:` scripts it. */
-function scriptedReply(value: Json): Json {
+function scriptedReply(value: Json): { [key: string]: Json } {
   const reply = (value ?? {}) as { content?: Json; tool_calls?: { id: string; name: string; arguments?: Json }[] };
   const scripted: { [key: string]: Json } = {};
   const calls = Array.isArray(reply.tool_calls) ? reply.tool_calls : [];

@@ -42,10 +42,10 @@ export function testFileOf(state: RunState, host: HostConfig): { ok: true; text:
         ? { status: 'completed', result: state.result() ?? '' }
         : { status: 'failed', error: progress.error ?? { kind: 'Lua', message: '' } },
     // The Engine's events (they say where they happened); the run object's own (asks, suspensions) are no part of a replay.
-    event_types: state
+    events: state
       .events()
       .filter((event) => 'turn' in event)
-      .map((event) => event.type),
+      .map((event) => ({ type: event.type, task: String(event.task) })),
     packs,
   });
   return { ok: true, text };

@@ -234,6 +234,11 @@ describe('runvil test: a test file that does not fit the format', () => {
       /`recorded\[0\].task` must be a chain id such as 0/,
     ],
     [
+      'a model reply whose task is no chain id',
+      'prompt: ./p.md\nmodel:\n  - { content: hi, task: "arm 1" }\nexpect: { result: x }\n',
+      /:3:\d+: `model\[0\].task` must be a chain id such as 0 \(the run's main chain\) or 0.1 \(a task\); got "arm 1"/,
+    ],
+    [
       'a model reply that both replies and fails',
       'prompt: ./p.md\nmodel:\n  - { content: hi, fails: down }\nexpect: { result: x }\n',
       /`model\[0\]` either replies \(content, tool_calls\) or `fails`, not both/,

@@ -60,7 +60,10 @@ const text = runTestFile({
   seed: '0x10',
   journal,
   ending: { status: 'failed', error: { kind: 'Model', message: HOSTILE[5]! } },
-  event_types: ['run_started', 'run_failed'],
+  events: [
+    { type: 'run_started', task: '0' },
+    { type: 'run_failed', task: '0' },
+  ],
   packs: [],
 });
 

@@ -1,0 +1,128 @@
+/**
+ * A run with tasks becomes a test that passes ("A run becomes a test", DESIGN.md): its chains
+ * went on side by side, and their model rounds and asks finished in the order the world
+ * answered them, which a run offline (every answer at hand) does not repeat. The test file
+ * names the chain each reply and each task's ask belongs to, and expects the main chain's
+ * events, so `runvil test` gives each chain what it got.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { readTestText } from '../../src/cli/test-file.ts';
+import { runPromptTest } from '../../src/cli/test-run.ts';
+import type { LuaPlatform } from '../../src/engine/lua/vm.ts';
+import type { RunOutcome } from '../../src/engine/run.ts';
+import { runOnHost } from '../../src/host/host.ts';
+import { runTestFile } from '../../src/host/run-test-file.ts';
+import type { Pack } from '../../src/host/pack.ts';
+import { parsePrompt } from '../../src/prompt/index.ts';
+import { runvilPacks } from '../../packs/index.ts';
+import { newPlatform } from '../engine/helpers.ts';
+
+const SOURCE = `---
+name: review
+description: Asks the operator, then two arms each ask and have a model reply.
+runvil: 0
+uses: [user-input]
+models:
+  writer: {}
+---
+# Review
+
+## Main
+
+\`\`\`lua
+local go = tools.call('user-input/ask', { question = 'Start?' })
+local arms = tasks.fanout('## Arm', { 'slow', 'fast' })
+return go .. ' | ' .. table.concat(arms, ' | ')
+\`\`\`
+
+## Arm
+
+\`\`\`lua
+models.use('writer')
+local note = tools.call('user-input/ask', { question = 'Note for ' .. item .. '?' })
+return note .. ' -> ' .. models.infer('Review ' .. item)
+\`\`\`
+`;
+
+/** Answers after a delay that depends on what is asked: the slow arm's answers come last. */
+const after = <T>(slow: boolean, value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), slow ? 40 : 1));
+
+let platform: LuaPlatform;
+let live: Extract<RunOutcome, { status: 'completed' }>;
+let text: string;
+
+beforeAll(async () => {
+  platform = await newPlatform();
+  const parsed = parsePrompt(SOURCE, 'review.md');
+  if (!parsed.ok) throw new Error(parsed.errors[0]!.message);
+  const userInput = runvilPacks({ fetchPage: async () => ({ ok: false, message: 'no web here' }) })[1] as Pack;
+  const outcome = await runOnHost(
+    platform,
+    {
+      packs: [userInput],
+      operator: { ask: (ask) => after(ask.question === 'Note for slow?', { ok: true, text: `noted (${ask.question})` }) },
+      models: {
+        provider: () => ({
+          round: (request) => {
+            const slow = JSON.stringify(request.messages).includes('Review slow');
+            return after(slow, { ok: true, reply: { content: slow ? 'slow reviewed' : 'fast reviewed', tool_calls: [] } });
+          },
+        }),
+      },
+    },
+    { prompt: parsed.prompt, seed: '7' },
+  );
+  if (outcome.status !== 'completed') throw new Error(`the live run ended ${outcome.status}`);
+  live = outcome;
+  text = runTestFile({
+    run_id: 'r1',
+    prompt: 'review',
+    source: SOURCE,
+    args: {},
+    seed: '7',
+    journal: outcome.journal,
+    ending: { status: 'completed', result: outcome.result },
+    events: outcome.events,
+    packs: [],
+  });
+});
+
+describe('a run whose arms finished out of order, as a test file', () => {
+  it("journals the fast arm's ask and round before the slow arm's (what makes the order matter)", () => {
+    expect(live.result).toBe('noted (Start?) | noted (Note for slow?) -> slow reviewed | noted (Note for fast?) -> fast reviewed');
+    const arms = live.journal.filter((entry) => entry.chain !== '0' && entry.chain !== 'scheduler').map((entry) => entry.chain);
+    expect(arms[0]).toBe('0.f0.2');
+    expect(arms.at(-1)).toBe('0.f0.1');
+  });
+
+  it("names each arm's replies and asks by its chain, and keeps the main chain's ask an answer", () => {
+    const file = parse(text) as { model: object[]; answers: string[]; recorded: object[]; expect: { events: string[] } };
+    expect(file.answers).toEqual(['noted (Start?)']);
+    expect(file.model).toEqual([
+      { task: '0.f0.2', content: 'fast reviewed' },
+      { task: '0.f0.1', content: 'slow reviewed' },
+    ]);
+    expect(file.recorded).toEqual([
+      { tool: 'user-input/ask', args: { question: 'Note for fast?' }, task: '0.f0.2', section: 'Arm', output: 'noted (Note for fast?)' },
+      { tool: 'user-input/ask', args: { question: 'Note for slow?' }, task: '0.f0.1', section: 'Arm', output: 'noted (Note for slow?)' },
+    ]);
+    // The main chain's events only: the arms' interleave as their effects finished.
+    expect(file.expect.events).toEqual(live.events.filter((event) => event.task === '0').map((event) => event.type));
+    expect(file.expect.events).toContain('run_completed');
+  });
+
+  it('passes under runvil test, each arm given what it got', async () => {
+    const read = await readTestText(text, 'r1.test.yaml', async () => 'no files');
+    if (!read.ok) throw new Error(JSON.stringify(read.problems));
+    expect(await runPromptTest(platform, read.value)).toEqual([]);
+  });
+
+  it('fails, naming the result, when the replies lose their tasks (as before they were named)', async () => {
+    const untagged = text.replace(/^ {2}- task: 0\.f0\.\d\n {4}/gm, '  - ');
+    expect(untagged).not.toContain('- task:');
+    const read = await readTestText(untagged, 'r1.test.yaml', async () => 'no files');
+    if (!read.ok) throw new Error(JSON.stringify(read.problems));
+    expect((await runPromptTest(platform, read.value))[0]).toBe(`expected result ${JSON.stringify(live.result)}`);
+  });
+});
