@@ -36,7 +36,11 @@ export async function recordedStart(file: string, until: number | undefined, pla
   const args = argsFromData(parsed.prompt.frontmatter.args, test.args);
   if (!args.ok) throw new UsageError(`the args of ${file} do not fit its prompt: ${args.message}`, { file });
   const seed = test.seed ?? '0';
-  const recorded = await runOnHost(platform, fixtureHost(test.host, test.answers, test.model, test.recorded), { prompt: parsed.prompt, args: args.args, seed });
+  const recorded = await runOnHost(platform, fixtureHost(test.host, test.answers, test.model, { calls: test.recorded, clock: test.clock }), {
+    prompt: parsed.prompt,
+    args: args.args,
+    seed,
+  });
   const length = recorded.journal.length;
   const at = until ?? length;
   if (at > length) {

@@ -59,7 +59,7 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
     listener.close();
   };
   const base: HostConfig = fixture
-    ? { ...fixtureHost(fixture.host, [], fixture.model, fixture.recorded), operator }
+    ? { ...fixtureHost(fixture.host, [], fixture.model, { calls: fixture.recorded, clock: fixture.clock }), operator }
     : { ...localHost(io.env, operator, command.model, config), calls };
   // The configured MCP Packs the prompt declares, with their tool lists read now.
   const snapshots = await snapshotPacks(config, prompt, io.env);

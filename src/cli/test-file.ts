@@ -10,7 +10,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, relative, resolve } from 'node:path';
 import type { FixtureHostSpec } from '../fixture/fixture-host.ts';
 import type { FixturePackSpec } from '../host/fixture-pack.ts';
-import type { RecordedCall } from '../host/recording.ts';
+import type { ClockReading, RecordedCall } from '../host/recording.ts';
 import type { ScriptedReply } from '../models/scripted.ts';
 import type { Json } from '../json/json.ts';
 import { validateScriptFile, validateTestFile } from './test-file-validator.generated.js';
@@ -32,6 +32,8 @@ export interface Fixture {
   answers: string[];
   /** Catalog tool outputs answered before the Host's Packs, in call order (recording.ts). */
   recorded: RecordedCall[];
+  /** Clock readings answered before the fixture clock, in read order (recording.ts). */
+  clock: ClockReading[];
   seed?: string;
 }
 
@@ -59,6 +61,7 @@ interface RawFixture {
   model?: { content?: unknown; tool_calls?: { id?: unknown; name?: unknown; arguments?: Json }[]; fails?: unknown; task?: unknown }[];
   answers?: unknown[];
   recorded?: { tool?: unknown; args?: Json; task?: unknown; section?: unknown; output?: Json; fails?: unknown }[];
+  clock?: { now?: unknown; task?: unknown }[];
   seed?: unknown;
 }
 
@@ -133,6 +136,7 @@ function readFixture(raw: RawFixture, problem: Report): Fixture {
     model: (raw.model ?? []).map((reply, index) => readReply(reply, index, problem)),
     answers: (raw.answers ?? []).map(String),
     recorded: (raw.recorded ?? []).map((call, index) => readRecorded(call, ['recorded', index], problem)),
+    clock: (raw.clock ?? []).map((reading, index) => readClock(reading, ['clock', index], problem)),
   };
   if (raw.seed !== undefined) fixture.seed = String(raw.seed);
   return fixture;
@@ -205,6 +209,12 @@ function readRecorded(raw: NonNullable<RawFixture['recorded']>[number], at: (str
   };
   if (raw.section !== undefined) call.section = String(raw.section);
   return call;
+}
+
+function readClock(raw: NonNullable<RawFixture['clock']>[number], at: (string | number)[], problem: Report): ClockReading {
+  if (typeof raw.now !== 'number' || !Number.isFinite(raw.now))
+    problem(at, `\`${pathText(at)}\` needs \`now\`: the time the run read, in milliseconds since 1970-01-01T00:00:00Z`);
+  return { now: typeof raw.now === 'number' ? raw.now : 0, task: readChain(raw.task, at, problem) ?? '0' };
 }
 
 /** A `task` key: the chain id a recorded effect was made by. */

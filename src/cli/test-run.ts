@@ -26,7 +26,7 @@ export async function runPromptTest(platform: LuaPlatform, test: PromptTest, lim
       const at = test.place(Object.hasOwn(test.args, args.arg) ? ['args', args.arg] : ['args']);
       return [`${test.file}:${at.line}:${at.column}: ${args.message}`];
     }
-    const host = fixtureHost(test.host, test.answers, test.model, test.recorded);
+    const host = fixtureHost(test.host, test.answers, test.model, { calls: test.recorded, clock: test.clock });
     try {
       outcome = await runOnHost(platform, host, { prompt: parsed.prompt, args: args.args, seed: test.seed ?? '0', ...limit });
     } catch (error) {

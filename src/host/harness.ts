@@ -51,7 +51,7 @@ export function createHarness(options: HarnessOptions): Harness {
         case 'store.delete':
           return answered(await store.delete(request.path));
         case 'sys.now':
-          return answered((options.clock ?? Date.now)());
+          return options.recording?.now(effect.chain) ?? answered((options.clock ?? Date.now)());
         case 'tool.call':
           return options.recording?.answer(effect.chain, request) ?? callTool(options, request.tool, request.args, { chain: effect.chain, seq: effect.seq });
         case 'model.round':

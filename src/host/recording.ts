@@ -9,7 +9,8 @@
  * `answers:`; only an ask the recording holds next (one that failed, or one a task made) is
  * answered from it. Likewise a model round of a chain with replies tagged with its id (the
  * test's `model:` entries with a `task`) takes the next of them; a chain with none left goes
- * to the scripted model's untagged replies.
+ * to the scripted model's untagged replies. A clock read (`sys.now()`) takes the chain's next
+ * recorded reading (the test's `clock:`); once they are used up, the Host's clock answers.
  *
  * Why by chain: the chains of a run go on side by side, and their effects finish in whatever
  * order the world answers them, which is the order the journal holds. Offline every answer
@@ -40,32 +41,64 @@ export interface RecordedCall {
   outcome: { ok: true; output: Json } | { ok: false; message: string };
 }
 
+/** One clock read a run made (`sys.now()`), as a test file's `clock:` lists it. */
+export interface ClockReading {
+  /** What it read: milliseconds since the epoch. */
+  now: number;
+  /** The chain that read it: `0` for the run's main chain (the default). */
+  task: string;
+}
+
+/** What a recording holds, each list in the order the run made it. */
+export interface RecordedEffects {
+  /** Catalog tool calls (a test file's `recorded:`). */
+  calls?: readonly RecordedCall[];
+  /** Model replies tagged with the chain (`task`) they answer. */
+  replies?: readonly ScriptedReply[];
+  /** Clock reads (a test file's `clock:`). */
+  clock?: readonly ClockReading[];
+}
+
 type ToolCallRequest = Extract<EffectRequest, { op: 'tool.call' }>;
 
-/** Answers catalog tool calls and tagged model rounds from a recording, chain by chain, in call order. */
+/** A list per chain, each taken from the front. */
+function byChain<T>(items: readonly T[], chainOf: (item: T) => string): Map<string, T[]> {
+  const chains = new Map<string, T[]>();
+  for (const item of items) {
+    const chain = chainOf(item);
+    chains.set(chain, [...(chains.get(chain) ?? []), item]);
+  }
+  return chains;
+}
+
+/** Answers catalog tool calls, tagged model rounds and clock reads from a recording, chain by chain, in call order. */
 export class Recording {
   private readonly byChain = new Map<string, { calls: { call: RecordedCall; index: number }[]; next: number }>();
-  private readonly repliesByChain = new Map<string, ScriptedReply[]>();
+  private readonly replies: Map<string, ScriptedReply[]>;
+  private readonly clock: Map<string, ClockReading[]>;
 
-  /** `replies`: model replies tagged with the chain (`task`) they answer. */
-  constructor(calls: readonly RecordedCall[], replies: readonly ScriptedReply[] = []) {
+  constructor({ calls = [], replies = [], clock = [] }: RecordedEffects) {
     calls.forEach((call, index) => {
       let chain = this.byChain.get(call.task);
       if (!chain) this.byChain.set(call.task, (chain = { calls: [], next: 0 }));
       chain.calls.push({ call, index });
     });
-    for (const reply of replies) {
-      const chain = reply.task ?? '0';
-      this.repliesByChain.set(chain, [...(this.repliesByChain.get(chain) ?? []), reply]);
-    }
+    this.replies = byChain(replies, (reply) => reply.task ?? '0');
+    this.clock = byChain(clock, (reading) => reading.task);
   }
 
   /** The next reply tagged for `chain`'s model rounds; undefined when it has none left (the scripted model answers). */
   reply(chain: string): EffectAnswer | undefined {
-    const reply = this.repliesByChain.get(chain)?.shift();
+    const reply = this.replies.get(chain)?.shift();
     if (!reply) return undefined;
     const outcome = scriptedOutcome(reply);
     return outcome.ok ? answered(outcome.reply as unknown as Json) : failed('model', outcome.message);
+  }
+
+  /** The next clock reading recorded for `chain`; undefined when it has none left (the Host's clock answers). */
+  now(chain: string): EffectAnswer | undefined {
+    const reading = this.clock.get(chain)?.shift();
+    return reading ? answered(reading.now) : undefined;
   }
 
   /**

@@ -2,8 +2,8 @@
  * A run as a prompt test file (`GET /runs/:id/test.yaml`, DESIGN.md "A run becomes a test"):
  * the prompt's source inline, its args and seed, the model's replies in round order, the
  * operator's answers, `recorded:` with the output of every other catalog tool call (failures
- * and untrusted outputs exactly as the tool gave them), `host.packs` describing the
- * third-party Packs the prompt declares (so the fixture Host offers the same tools with the
+ * and untrusted outputs exactly as the tool gave them), `clock:` with what `sys.now()` read,
+ * `host.packs` describing the third-party Packs the prompt declares (so the fixture Host offers the same tools with the
  * same trust), and `expect:` with how the run ended and its main chain's event types.
  * `runvil test` on it reproduces the run offline, with no network, model or operator.
  */
@@ -41,10 +41,11 @@ export function runTestFile(run: EndedRun): string {
   file.seed = run.seed;
   const packs = hostPacks(run.packs);
   if (packs !== null) file.host = { packs };
-  const { model, answers, recorded } = splitJournal(run.journal);
+  const { model, answers, recorded, clock } = splitJournal(run.journal);
   if (model.length > 0) file.model = model;
   if (answers.length > 0) file.answers = answers;
   if (recorded.length > 0) file.recorded = recorded;
+  if (clock.length > 0) file.clock = clock;
   const expect: Record<string, Json> = run.ending.status === 'completed' ? { result: run.ending.result } : { error: { ...run.ending.error } };
   // The main chain's events: a task's interleave with the others' in the order their effects
   // finished, which a run offline, every answer at hand, does not repeat.
@@ -52,7 +53,7 @@ export function runTestFile(run: EndedRun): string {
   file.expect = expect;
   const header =
     `# The run ${run.run_id} of the prompt ${run.prompt}, as a prompt test: \`runvil test\` replays it\n` +
-    '# offline (model replies, operator answers and recorded tool outputs as the run got them).\n' +
+    '# offline (model replies, operator answers, recorded tool outputs and clock readings as the run got them).\n' +
     journalMap(run.journal);
   // Block scalars keep a prompt's text as the prompt's author wrote it; no line folding.
   return header + stringify(file, { lineWidth: 0, blockQuote: 'literal' });
@@ -76,18 +77,22 @@ function journalMap(journal: readonly JournalEntry[]): string {
 }
 
 /**
- * The model replies, operator answers and recorded tool calls of a journal, each in the order
- * the run made them. What a task or a fanout arm got names its chain (a reply's `task`; its
- * asks are recorded calls): chains go on side by side, and offline they would take their
- * answers in another order than the one the journal holds (recording.ts).
+ * The model replies, operator answers, recorded tool calls and clock readings of a journal,
+ * each in the order the run made them. What a task or a fanout arm got names its chain (a
+ * reply's and a clock reading's `task`; its asks are recorded calls): chains go on side by
+ * side, and offline they would take their answers in another order than the one the journal
+ * holds (recording.ts).
  */
-export function splitJournal(journal: readonly JournalEntry[]): { model: Json[]; answers: string[]; recorded: Json[] } {
+export function splitJournal(journal: readonly JournalEntry[]): { model: Json[]; answers: string[]; recorded: Json[]; clock: Json[] } {
   const model: Json[] = [];
   const answers: string[] = [];
+  const clock: Json[] = [];
   const calls: { chain: string; seq: number; record: Json }[] = [];
   for (const entry of journal) {
     const { request, answer } = entry;
-    if (request.op === 'model.round') {
+    if (request.op === 'sys.now' && answer.ok) {
+      clock.push(entry.chain === MAIN_CHAIN ? { now: answer.value } : { now: answer.value, task: entry.chain });
+    } else if (request.op === 'model.round') {
       const reply = answer.ok ? scriptedReply(answer.value) : { fails: answer.error.message };
       model.push(entry.chain === MAIN_CHAIN ? reply : { task: entry.chain, ...reply });
     } else if (request.op === 'tool.call') {
@@ -104,7 +109,7 @@ export function splitJournal(journal: readonly JournalEntry[]): { model: Json[];
       calls.push({ chain: entry.chain, seq: entry.seq, record });
     }
   }
-  return { model, answers, recorded: inCallOrder(calls) };
+  return { model, answers, recorded: inCallOrder(calls), clock };
 }
 
 /**

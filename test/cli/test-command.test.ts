@@ -239,6 +239,21 @@ describe('runvil test: a test file that does not fit the format', () => {
       /:3:\d+: `model\[0\].task` must be a chain id such as 0 \(the run's main chain\) or 0.1 \(a task\); got "arm 1"/,
     ],
     [
+      'a clock reading with no time',
+      'prompt: ./p.md\nclock:\n  - { task: "0.1" }\nexpect: { result: x }\n',
+      /:3:5: `clock\[0\]` needs `now`: the time the run read, in milliseconds since 1970-01-01T00:00:00Z/,
+    ],
+    [
+      'a clock reading that is no number',
+      'prompt: ./p.md\nclock:\n  - { now: soon }\nexpect: { result: x }\n',
+      /:3:12: `clock\[0\].now` must be a number of milliseconds/,
+    ],
+    [
+      'a clock reading of a task that is no chain id',
+      'prompt: ./p.md\nclock:\n  - { now: 1, task: main }\nexpect: { result: x }\n',
+      /`clock\[0\].task` must be a chain id such as 0/,
+    ],
+    [
       'a model reply that both replies and fails',
       'prompt: ./p.md\nmodel:\n  - { content: hi, fails: down }\nexpect: { result: x }\n',
       /`model\[0\]` either replies \(content, tool_calls\) or `fails`, not both/,

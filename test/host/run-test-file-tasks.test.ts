@@ -2,8 +2,8 @@
  * A run with tasks becomes a test that passes ("A run becomes a test", DESIGN.md): its chains
  * went on side by side, and their model rounds and asks finished in the order the world
  * answered them, which a run offline (every answer at hand) does not repeat. The test file
- * names the chain each reply and each task's ask belongs to, and expects the main chain's
- * events, so `runvil test` gives each chain what it got.
+ * names the chain each reply, each task's ask and each clock reading belongs to, and expects
+ * the main chain's events, so `runvil test` gives each chain what it got.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -32,8 +32,9 @@ models:
 
 \`\`\`lua
 local go = tools.call('user-input/ask', { question = 'Start?' })
+local started = sys.now()
 local arms = tasks.fanout('## Arm', { 'slow', 'fast' })
-return go .. ' | ' .. table.concat(arms, ' | ')
+return go .. ' at ' .. started .. ' | ' .. table.concat(arms, ' | ')
 \`\`\`
 
 ## Arm
@@ -41,12 +42,17 @@ return go .. ' | ' .. table.concat(arms, ' | ')
 \`\`\`lua
 models.use('writer')
 local note = tools.call('user-input/ask', { question = 'Note for ' .. item .. '?' })
-return note .. ' -> ' .. models.infer('Review ' .. item)
+local review = models.infer('Review ' .. item)
+return note .. ' -> ' .. review .. ' at ' .. sys.now()
 \`\`\`
 `;
 
 /** Answers after a delay that depends on what is asked: the slow arm's answers come last. */
 const after = <T>(slow: boolean, value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), slow ? 40 : 1));
+
+/** The live run's clock: each read a second after the last. */
+let clockReads = 0;
+const clock = () => Date.UTC(2026, 11, 2) + 1000 * ++clockReads;
 
 let platform: LuaPlatform;
 let live: Extract<RunOutcome, { status: 'completed' }>;
@@ -61,6 +67,7 @@ beforeAll(async () => {
     platform,
     {
       packs: [userInput],
+      clock,
       operator: { ask: (ask) => after(ask.question === 'Note for slow?', { ok: true, text: `noted (${ask.question})` }) },
       models: {
         provider: () => ({
@@ -90,14 +97,17 @@ beforeAll(async () => {
 
 describe('a run whose arms finished out of order, as a test file', () => {
   it("journals the fast arm's ask and round before the slow arm's (what makes the order matter)", () => {
-    expect(live.result).toBe('noted (Start?) | noted (Note for slow?) -> slow reviewed | noted (Note for fast?) -> fast reviewed');
+    const [start, fast, slow] = [1, 2, 3].map((n) => Date.UTC(2026, 11, 2) + 1000 * n);
+    expect(live.result).toBe(
+      `noted (Start?) at ${start} | noted (Note for slow?) -> slow reviewed at ${slow} | noted (Note for fast?) -> fast reviewed at ${fast}`,
+    );
     const arms = live.journal.filter((entry) => entry.chain !== '0' && entry.chain !== 'scheduler').map((entry) => entry.chain);
     expect(arms[0]).toBe('0.f0.2');
     expect(arms.at(-1)).toBe('0.f0.1');
   });
 
   it("names each arm's replies and asks by its chain, and keeps the main chain's ask an answer", () => {
-    const file = parse(text) as { model: object[]; answers: string[]; recorded: object[]; expect: { events: string[] } };
+    const file = parse(text) as { model: object[]; answers: string[]; recorded: object[]; clock: object[]; expect: { events: string[] } };
     expect(file.answers).toEqual(['noted (Start?)']);
     expect(file.model).toEqual([
       { task: '0.f0.2', content: 'fast reviewed' },
@@ -107,6 +117,8 @@ describe('a run whose arms finished out of order, as a test file', () => {
       { tool: 'user-input/ask', args: { question: 'Note for fast?' }, task: '0.f0.2', section: 'Arm', output: 'noted (Note for fast?)' },
       { tool: 'user-input/ask', args: { question: 'Note for slow?' }, task: '0.f0.1', section: 'Arm', output: 'noted (Note for slow?)' },
     ]);
+    const base = Date.UTC(2026, 11, 2);
+    expect(file.clock).toEqual([{ now: base + 1000 }, { now: base + 2000, task: '0.f0.2' }, { now: base + 3000, task: '0.f0.1' }]);
     // The main chain's events only: the arms' interleave as their effects finished.
     expect(file.expect.events).toEqual(live.events.filter((event) => event.task === '0').map((event) => event.type));
     expect(file.expect.events).toContain('run_completed');
@@ -116,6 +128,15 @@ describe('a run whose arms finished out of order, as a test file', () => {
     const read = await readTestText(text, 'r1.test.yaml', async () => 'no files');
     if (!read.ok) throw new Error(JSON.stringify(read.problems));
     expect(await runPromptTest(platform, read.value)).toEqual([]);
+  });
+
+  it('reads the fixture clock once a chain has no reading left', async () => {
+    const file = parse(text) as { clock: object[] };
+    file.clock = file.clock.slice(0, 1);
+    const read = await readTestText(JSON.stringify(file), 'r1.test.yaml', async () => 'no files');
+    if (!read.ok) throw new Error(JSON.stringify(read.problems));
+    const lines = await runPromptTest(platform, read.value);
+    expect(lines[1]).toContain(`slow reviewed at ${Date.UTC(2025, 0, 1)} | `);
   });
 
   it('fails, naming the result, when the replies lose their tasks (as before they were named)', async () => {
