@@ -61,12 +61,13 @@ export interface RecordedEffects {
 
 type ToolCallRequest = Extract<EffectRequest, { op: 'tool.call' }>;
 
-/** A list per chain, each taken from the front. */
-function byChain<T>(items: readonly T[], chainOf: (item: T) => string): Map<string, T[]> {
+/** `items` split by chain, each list in the order given (taken from the front). */
+function listsByChain<T>(items: readonly T[], chainOf: (item: T) => string): Map<string, T[]> {
   const chains = new Map<string, T[]>();
   for (const item of items) {
-    const chain = chainOf(item);
-    chains.set(chain, [...(chains.get(chain) ?? []), item]);
+    const list = chains.get(chainOf(item));
+    if (list) list.push(item);
+    else chains.set(chainOf(item), [item]);
   }
   return chains;
 }
@@ -83,8 +84,8 @@ export class Recording {
       if (!chain) this.byChain.set(call.task, (chain = { calls: [], next: 0 }));
       chain.calls.push({ call, index });
     });
-    this.replies = byChain(replies, (reply) => reply.task ?? '0');
-    this.clock = byChain(clock, (reading) => reading.task);
+    this.replies = listsByChain(replies, (reply) => reply.task ?? '0');
+    this.clock = listsByChain(clock, (reading) => reading.task);
   }
 
   /** The next reply tagged for `chain`'s model rounds; undefined when it has none left (the scripted model answers). */

@@ -3,9 +3,10 @@
  * the prompt's source inline, its args and seed, the model's replies in round order, the
  * operator's answers, `recorded:` with the output of every other catalog tool call (failures
  * and untrusted outputs exactly as the tool gave them), `clock:` with what `sys.now()` read,
- * `host.packs` describing the third-party Packs the prompt declares (so the fixture Host offers the same tools with the
- * same trust), and `expect:` with how the run ended and its main chain's event types.
- * `runvil test` on it reproduces the run offline, with no network, model or operator.
+ * `host.packs` describing the third-party Packs the prompt declares (so the fixture Host
+ * offers the same tools with the same trust), and `expect:` with how the run ended and its
+ * main chain's event types. `runvil test` on it reproduces the run offline, with no network,
+ * model or operator. What a task or a fanout arm got names its chain (recording.ts says why).
  */
 import { stringify } from 'yaml';
 import { effectWords, sectionWords } from '../engine/effect-words.ts';
