@@ -4,10 +4,15 @@
  */
 import type { Expectation } from './test-file.ts';
 
+/** An event as a test judges it: its type, and the chain it happened in. */
+interface JudgedEvent {
+  type: string;
+  task?: string;
+}
+
 /** What a test's run came to, as the test judges it. */
 export type TestOutcome =
-  | { status: 'completed'; result: string; events: { type: string }[] }
-  | { status: 'failed'; error: { kind: string; message: string }; events: { type: string }[] };
+  { status: 'completed'; result: string; events: JudgedEvent[] } | { status: 'failed'; error: { kind: string; message: string }; events: JudgedEvent[] };
 
 /** The lines describing each unmet expectation and what came back; empty when the test passes. */
 export function judge(expect: Expectation, outcome: TestOutcome): string[] {
@@ -24,12 +29,21 @@ export function judge(expect: Expectation, outcome: TestOutcome): string[] {
   const types = outcome.events.map((event) => event.type);
   const eventsUnmet = expect.events !== undefined && !isSubsequence(expect.events, types);
   if (eventsUnmet) unmet.push(`expected events in this order: ${expect.events!.join(', ')}`);
+  // A task's events are judged apart: they interleave with the other chains' in any order.
+  const typesOf = (task: string) => outcome.events.filter((event) => event.task === task).map((event) => event.type);
+  const tasksUnmet = [...(expect.task_events ?? [])].filter(([task, wanted]) => !isSubsequence(wanted, typesOf(task)));
+  for (const [task, wanted] of tasksUnmet) unmet.push(`expected events of task ${task} in this order: ${wanted.join(', ')}`);
   if (unmet.length === 0) return [];
   const got =
     outcome.status === 'completed'
       ? `got a completed run with result ${quote(outcome.result)}`
       : `got a failed run with error[${outcome.error.kind}]: ${quote(outcome.error.message)}`;
-  return [...unmet, got, ...(expect.events !== undefined ? [`got events: ${types.join(', ') || '(none)'}`] : [])];
+  return [
+    ...unmet,
+    got,
+    ...(expect.events !== undefined ? [`got events: ${types.join(', ') || '(none)'}`] : []),
+    ...tasksUnmet.map(([task]) => `got events of task ${task}: ${typesOf(task).join(', ') || '(none)'}`),
+  ];
 }
 
 function errorMeets(expected: NonNullable<Expectation['error']>, outcome: TestOutcome): boolean {

@@ -22,7 +22,10 @@ export interface Expectation {
   result_contains?: string;
   result_matches?: string;
   error?: { kind?: string; message?: string; contains?: string };
+  /** Event types the run's events hold in this order (others may come between). */
   events?: string[];
+  /** Per task (chain id): event types that task's events hold in this order. */
+  task_events?: Map<string, string[]>;
 }
 
 /** The fixture side of a run: the Host, the scripted model, the operator's answers, the recorded tool outputs, the seed. */
@@ -269,9 +272,21 @@ function readExpect(raw: Record<string, unknown> | undefined, problem: Report): 
     if (Object.keys(expect.error).length === 0) problem(['expect', 'error'], '`expect.error` needs a `kind`, a `message` or `contains`');
   }
   if (raw.events !== undefined) expect.events = (raw.events as unknown[]).map(String);
+  if (raw.task_events !== undefined) {
+    expect.task_events = new Map();
+    for (const [task, types] of Object.entries(raw.task_events as Record<string, unknown[]>)) {
+      if (!CHAIN_ID.test(task))
+        problem(
+          ['expect', 'task_events', task],
+          `\`expect.task_events\` is keyed by chain ids such as 0.1 (a task) or 0.f0.2 (a fanout arm); got ${JSON.stringify(task)}`,
+        );
+      expect.task_events.set(task, types.map(String));
+    }
+  }
   const resultExpected = expect.result !== undefined || expect.result_contains !== undefined || expect.result_matches !== undefined;
   if (resultExpected && expect.error) problem(['expect', 'error'], 'a test expects a result or an error, not both');
-  if (Object.keys(expect).length === 0) problem(['expect'], '`expect` needs one or more of result, result_contains, result_matches, error, events');
+  if (Object.keys(expect).length === 0)
+    problem(['expect'], '`expect` needs one or more of result, result_contains, result_matches, error, events, task_events');
   return expect;
 }
 

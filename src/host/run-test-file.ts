@@ -5,7 +5,7 @@
  * and untrusted outputs exactly as the tool gave them), `clock:` with what `sys.now()` read,
  * `host.packs` describing the third-party Packs the prompt declares (so the fixture Host
  * offers the same tools with the same trust), and `expect:` with how the run ended and its
- * main chain's event types. `runvil test` on it reproduces the run offline, with no network,
+ * event types (a task's apart, in `task_events`). `runvil test` on it reproduces the run offline, with no network,
  * model or operator. What a task or a fanout arm got names its chain (recording.ts says why).
  */
 import { stringify } from 'yaml';
@@ -48,9 +48,17 @@ export function runTestFile(run: EndedRun): string {
   if (recorded.length > 0) file.recorded = recorded;
   if (clock.length > 0) file.clock = clock;
   const expect: Record<string, Json> = run.ending.status === 'completed' ? { result: run.ending.result } : { error: { ...run.ending.error } };
-  // The main chain's events: a task's interleave with the others' in the order their effects
-  // finished, which a run offline, every answer at hand, does not repeat.
-  expect.events = run.events.filter((event) => event.task === MAIN_CHAIN).map((event) => event.type);
+  // The main chain's events, and each task's apart: they interleave in the order the chains'
+  // effects finished, which a run offline, every answer at hand, does not repeat.
+  const byTask = new Map<string, string[]>();
+  for (const { task, type } of run.events) {
+    const types = byTask.get(task);
+    if (types) types.push(type);
+    else byTask.set(task, [type]);
+  }
+  expect.events = byTask.get(MAIN_CHAIN) ?? [];
+  byTask.delete(MAIN_CHAIN);
+  if (byTask.size > 0) expect.task_events = Object.fromEntries(byTask);
   file.expect = expect;
   const header =
     `# The run ${run.run_id} of the prompt ${run.prompt}, as a prompt test: \`runvil test\` replays it\n` +

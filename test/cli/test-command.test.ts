@@ -254,6 +254,16 @@ describe('runvil test: a test file that does not fit the format', () => {
       /`clock\[0\].task` must be a chain id such as 0/,
     ],
     [
+      'task events keyed by something other than a chain id',
+      'prompt: ./p.md\nexpect:\n  task_events: { __proto__: [task_started] }\n',
+      /`expect.task_events` is keyed by chain ids such as 0.1 \(a task\) or 0.f0.2 \(a fanout arm\); got "__proto__"/,
+    ],
+    [
+      'task events that are no list',
+      'prompt: ./p.md\nexpect:\n  task_events: { "0.1": task_started }\n',
+      /:3:25: `expect.task_events\["0.1"\]` must be a list of event types/,
+    ],
+    [
       'a model reply that both replies and fails',
       'prompt: ./p.md\nmodel:\n  - { content: hi, fails: down }\nexpect: { result: x }\n',
       /`model\[0\]` either replies \(content, tool_calls\) or `fails`, not both/,

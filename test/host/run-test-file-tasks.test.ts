@@ -3,7 +3,7 @@
  * went on side by side, and their model rounds and asks finished in the order the world
  * answered them, which a run offline (every answer at hand) does not repeat. The test file
  * names the chain each reply, each task's ask and each clock reading belongs to, and expects
- * the main chain's events, so `runvil test` gives each chain what it got.
+ * each chain's events apart, so `runvil test` gives each chain what it got.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -107,7 +107,13 @@ describe('a run whose arms finished out of order, as a test file', () => {
   });
 
   it("names each arm's replies and asks by its chain, and keeps the main chain's ask an answer", () => {
-    const file = parse(text) as { model: object[]; answers: string[]; recorded: object[]; clock: object[]; expect: { events: string[] } };
+    const file = parse(text) as {
+      model: object[];
+      answers: string[];
+      recorded: object[];
+      clock: object[];
+      expect: { events: string[]; task_events: Record<string, string[]> };
+    };
     expect(file.answers).toEqual(['noted (Start?)']);
     expect(file.model).toEqual([
       { task: '0.f0.2', content: 'fast reviewed' },
@@ -119,9 +125,15 @@ describe('a run whose arms finished out of order, as a test file', () => {
     ]);
     const base = Date.UTC(2026, 11, 2);
     expect(file.clock).toEqual([{ now: base + 1000 }, { now: base + 2000, task: '0.f0.2' }, { now: base + 3000, task: '0.f0.1' }]);
-    // The main chain's events only: the arms' interleave as their effects finished.
-    expect(file.expect.events).toEqual(live.events.filter((event) => event.task === '0').map((event) => event.type));
+    // Each chain's events apart: the arms' interleave with the main chain's as their effects finished.
+    const typesOf = (task: string) => live.events.filter((event) => event.task === task).map((event) => event.type);
+    expect(file.expect.events).toEqual(typesOf('0'));
     expect(file.expect.events).toContain('run_completed');
+    expect(Object.keys(file.expect.task_events).sort()).toEqual(['0.f0.1', '0.f0.2']);
+    for (const arm of ['0.f0.1', '0.f0.2']) {
+      expect(file.expect.task_events[arm]).toEqual(typesOf(arm));
+      expect(file.expect.task_events[arm]).toEqual(expect.arrayContaining(['task_started', 'model_turn_completed', 'task_completed']));
+    }
   });
 
   it('passes under runvil test, each arm given what it got', async () => {
@@ -137,6 +149,16 @@ describe('a run whose arms finished out of order, as a test file', () => {
     if (!read.ok) throw new Error(JSON.stringify(read.problems));
     const lines = await runPromptTest(platform, read.value);
     expect(lines[1]).toContain(`slow reviewed at ${Date.UTC(2025, 0, 1)} | `);
+  });
+
+  it("fails, naming the task, when a task's events are not the ones expected", async () => {
+    const file = parse(text) as { expect: { task_events: Record<string, string[]> } };
+    file.expect.task_events['0.f0.1'] = ['task_started', 'task_failed'];
+    const read = await readTestText(JSON.stringify(file), 'r1.test.yaml', async () => 'no files');
+    if (!read.ok) throw new Error(JSON.stringify(read.problems));
+    const lines = await runPromptTest(platform, read.value);
+    expect(lines[0]).toBe('expected events of task 0.f0.1 in this order: task_started, task_failed');
+    expect(lines.at(-1)).toMatch(/^got events of task 0\.f0\.1: task_started, section_entered, .*task_completed$/);
   });
 
   it('fails, naming the result, when the replies lose their tasks (as before they were named)', async () => {

@@ -78,9 +78,10 @@ describe('a run that has ended, as a test file', () => {
     ]);
     expect(file.host.packs['acme/feed'].tools[0]).toMatchObject({ name: 'read', trusted: false });
     expect(file.expect.result).toBe(run.result);
-    // The main chain's events: the task's (task_started on) interleave with them as its effects finished.
+    // The main chain's events, and the task's apart (they interleave as its effects finished).
     expect(file.expect.events).toEqual(expect.arrayContaining(['run_started', 'model_turn_completed', 'run_completed']));
     expect(file.expect.events).not.toContain('task_started');
+    expect(file.expect.task_events['0.0']).toEqual(expect.arrayContaining(['task_started', 'tool_call_succeeded', 'task_completed']));
     expect(file.expect.events).not.toContain('ask_pending');
   });
 
