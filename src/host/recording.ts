@@ -61,8 +61,8 @@ export interface RecordedEffects {
 
 type ToolCallRequest = Extract<EffectRequest, { op: 'tool.call' }>;
 
-/** `items` split by chain, each list in the order given (taken from the front). */
-function listsByChain<T>(items: readonly T[], chainOf: (item: T) => string): Map<string, T[]> {
+/** `items` split by chain, each list in the order given. */
+export function listsByChain<T>(items: readonly T[], chainOf: (item: T) => string): Map<string, T[]> {
   const chains = new Map<string, T[]>();
   for (const item of items) {
     const list = chains.get(chainOf(item));

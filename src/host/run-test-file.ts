@@ -5,15 +5,16 @@
  * and untrusted outputs exactly as the tool gave them), `clock:` with what `sys.now()` read,
  * `host.packs` describing the third-party Packs the prompt declares (so the fixture Host
  * offers the same tools with the same trust), and `expect:` with how the run ended and its
- * event types (a task's apart, in `task_events`). `runvil test` on it reproduces the run offline, with no network,
- * model or operator. What a task or a fanout arm got names its chain (recording.ts says why).
+ * event types (a task's apart, in `task_events`). `runvil test` on it reproduces the run
+ * offline, with no network, model or operator. What a task or a fanout arm got names its
+ * chain (recording.ts says why).
  */
 import { stringify } from 'yaml';
 import { effectWords, sectionWords } from '../engine/effect-words.ts';
 import { SCHEDULER_CHAIN, type JournalEntry } from '../engine/journal.ts';
 import type { Json } from '../json/json.ts';
 import type { PackManifest } from './pack.ts';
-import { ASK_TOOL } from './recording.ts';
+import { ASK_TOOL, listsByChain } from './recording.ts';
 
 /** What a test file is made from: a run that has ended, and the Packs it was served. */
 export interface EndedRun {
@@ -50,15 +51,11 @@ export function runTestFile(run: EndedRun): string {
   const expect: Record<string, Json> = run.ending.status === 'completed' ? { result: run.ending.result } : { error: { ...run.ending.error } };
   // The main chain's events, and each task's apart: they interleave in the order the chains'
   // effects finished, which a run offline, every answer at hand, does not repeat.
-  const byTask = new Map<string, string[]>();
-  for (const { task, type } of run.events) {
-    const types = byTask.get(task);
-    if (types) types.push(type);
-    else byTask.set(task, [type]);
-  }
-  expect.events = byTask.get(MAIN_CHAIN) ?? [];
+  const byTask = listsByChain(run.events, (event) => event.task);
+  const types = (events: readonly { type: string }[] = []) => events.map((event) => event.type);
+  expect.events = types(byTask.get(MAIN_CHAIN));
   byTask.delete(MAIN_CHAIN);
-  if (byTask.size > 0) expect.task_events = Object.fromEntries(byTask);
+  if (byTask.size > 0) expect.task_events = Object.fromEntries([...byTask].map(([task, events]) => [task, types(events)]));
   file.expect = expect;
   const header =
     `# The run ${run.run_id} of the prompt ${run.prompt}, as a prompt test: \`runvil test\` replays it\n` +
