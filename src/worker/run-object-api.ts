@@ -52,7 +52,6 @@ export interface Refusal {
 /** A run's view, or why the request was refused. */
 export type ViewOutcome = { ok: true; view: ObjectView } | Refusal;
 
-/** An answer taken (or the same answer again): the run's view and the ask answered. */
 /** How an answer's call settles. */
 export interface AnswerOptions {
   /** Answers the run once it is no longer running (as settle), or after this many ms; 0 (the default): at once. */
@@ -65,6 +64,7 @@ export interface AnswerOptions {
   indexed?: boolean;
 }
 
+/** An answer taken (or the same answer again): the run's view and the ask answered. */
 export type AnswerOutcome = { ok: true; view: ObjectView; ask: AskInfo } | Refusal;
 
 /** A tool result taken (or the same result again), or why not. */
