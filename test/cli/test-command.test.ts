@@ -249,6 +249,11 @@ describe('runvil test: a test file that does not fit the format', () => {
       /:3:12: `clock\[0\].now` must be a number of milliseconds/,
     ],
     [
+      'a clock reading that is no finite number',
+      'prompt: ./p.md\nclock:\n  - { now: .inf }\nexpect: { result: x }\n',
+      /:3:12: `clock\[0\].now` must be a number of milliseconds/,
+    ],
+    [
       'a clock reading of a task that is no chain id',
       'prompt: ./p.md\nclock:\n  - { now: 1, task: main }\nexpect: { result: x }\n',
       /`clock\[0\].task` must be a chain id such as 0/,
