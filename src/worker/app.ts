@@ -14,10 +14,12 @@ import { runRoutes } from './routes/runs.ts';
 import { toolResultRoutes } from './routes/tool-results.ts';
 import { checkPathEncoding } from './request-path.ts';
 import { consoleRoutes } from './console/routes.tsx';
+import { noSniff } from './nosniff.ts';
 
 /** Builds the app. */
 export function createApp(): Hono<{ Bindings: Env }> {
   const app = new Hono<{ Bindings: Env }>();
+  app.use('*', noSniff);
   // Hono's onError sees Error instances only; a library that throws anything else ends here.
   app.use('*', async (c, next) => {
     try {

@@ -2,7 +2,7 @@
  * `GET /console` and its pages, script and stylesheet. The pages carry no run data and need
  * no token: the script asks the operator for the API token and reads the API with it (no
  * cookie, so no request forgery). Every response forbids inline script and any origin but
- * this one; a page cannot be framed.
+ * this one; a page cannot be framed. (nosniff is the app's, on every response: nosniff.ts.)
  */
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { Env } from '../env.ts';
@@ -26,7 +26,6 @@ export const CONSOLE_CSP = [
 const secureHeaders: MiddlewareHandler = async (c, next) => {
   await next();
   c.header('content-security-policy', CONSOLE_CSP);
-  c.header('x-content-type-options', 'nosniff');
   c.header('referrer-policy', 'no-referrer');
   c.header('x-frame-options', 'DENY');
   if (!c.res.headers.has('cache-control')) c.header('cache-control', 'no-store');
