@@ -13,6 +13,7 @@ import { callPatternNative, nativeOf } from './pattern-natives.ts';
 import type { RunMemory } from './run-memory.ts';
 import { luaBytes, pushScalar, readScalar, readValues, withCString } from './values.ts';
 import { VmMemory } from './vm-memory.ts';
+import { WaitingRuns } from './waiting-runs.ts';
 import { captureExports, functionTable, luaExports, type EmscriptenModule, type LuaFactory, type LuaWasm, type WasmExports } from './wasm-exports.ts';
 
 /** Options of one VM. */
@@ -33,7 +34,8 @@ export interface PlatformOptions {
   regionBytes?: number;
   /**
    * Bytes of the wasm heap all template VMs together may hold (default 1 GiB). When a VM
-   * would pass it, the run holding the most ends with `Limit` and its VMs are closed at once;
+   * would pass it, the VMs of runs that only wait are closed first (markWaiting); when none
+   * holds anything, the run holding the most ends with `Limit` and its VMs are closed at once;
    * a run that holds the most itself is refused.
    */
   memoryBytes?: number;
@@ -76,6 +78,8 @@ export class LuaPlatform {
   private readonly heap: WasmHeap;
   /** What the VMs hold and may hold, and the allocator that keeps to it (vm-memory.ts). */
   readonly memory: VmMemory;
+  /** The runs that only wait, whose VMs go first when the memory is full (waiting-runs.ts). */
+  private readonly waiting = new WaitingRuns();
   private readonly nativeHost: NativeHost;
 
   private constructor(
@@ -90,7 +94,7 @@ export class LuaPlatform {
     this.c = new CApi(lua, exports);
     const table = functionTable(exports);
     this.libraries = exports ? sandboxLibraries(exports, table, this.c) : null;
-    this.memory = new VmMemory(this.c, this.vms, options.memoryBytes ?? DEFAULT_PLATFORM_MEMORY);
+    this.memory = new VmMemory(this.c, this.vms, options.memoryBytes ?? DEFAULT_PLATFORM_MEMORY, this.waiting);
     this.lengthWord = this.c.malloc(4);
     this.countWord = this.c.malloc(4);
     this.trampoline = module.addFunction((state: LuaState) => this.callLeaf(state), 'ii');
@@ -311,6 +315,26 @@ export class LuaPlatform {
    */
   closeVmsOf(owner: object): void {
     for (const vm of [...this.vms.values()]) if (vm.owner === owner || vm.memory === owner) vm.close();
+  }
+
+  /**
+   * Marks the run whose VMs carry `owner` as only waiting: when the memory is full its VMs
+   * may be closed, and `reclaimed` told (inside another VM's allocation: it may only let go
+   * of things). The host calls it only while no effect of the run is half done, and the run
+   * resumes by replay of its journal.
+   */
+  markWaiting(owner: object, reclaimed: () => void): void {
+    this.waiting.wait(owner, reclaimed);
+  }
+
+  /** Marks `owner`'s run as running again, or ended: its VMs are its own. */
+  markRunning(owner: object): void {
+    this.waiting.run(owner);
+  }
+
+  /** How many waiting runs have had their VMs taken back for other runs. */
+  get reclaimedRuns(): number {
+    return this.waiting.reclaimedCount;
   }
 
   /** How many VMs are open. */

@@ -5,10 +5,12 @@
  * answers most refusals with a full collection and the same request again, so a refusal
  * ends the run with `Limit` only once it holds (settleRefusal). A thread's growing stack
  * passes the VM's cap (the count hook bounds stacks at STACK_SLOTS instead), never its run's.
+ * When the platform's memory is full, the VMs of runs that only wait go first (makeRoom).
  */
 import type { CApi, LuaState, Pointer } from './c-api.ts';
 import type { LuaVm } from './lua-vm.ts';
 import { formatBytes, type RunMemory } from './run-memory.ts';
+import type { WaitingRuns } from './waiting-runs.ts';
 
 /**
  * Stack slots a thread may hold before the count hook raises `stack overflow`. Lua's own
@@ -51,6 +53,8 @@ export class VmMemory {
     private readonly vms: ReadonlyMap<number, LuaVm>,
     /** Bytes all template VMs together may hold (PlatformOptions.memoryBytes). */
     readonly limit: number,
+    /** The runs that only wait: their VMs are the first to go when the memory is full. */
+    private readonly waiting: WaitingRuns,
   ) {
     this.stackReadable = this.checkStackFields();
   }
@@ -203,11 +207,22 @@ export class VmMemory {
   }
 
   /**
-   * Frees the platform's memory for `bytes` more by ending, with `Limit`, the runs that hold
-   * the most, one by one, while one of them holds more than the asking VM's run; their VMs
-   * close where they stand (none of them is running: only the asking VM is).
+   * Frees the platform's memory for `bytes` more. First it closes the VMs of runs that only
+   * wait, the one waiting longest first (waiting-runs.ts): they lose nothing but the VMs, and
+   * resume by replay once answered. Only when no waiting run holds anything does it end, with
+   * `Limit`, the runs that hold the most, one by one, while one of them holds more than the
+   * asking VM's run. The VMs close where they stand (none of them is running: only the asking
+   * VM is).
    */
   private makeRoom(vm: LuaVm, bytes: number): boolean {
+    for (const run of this.waiting.oldestFirst()) {
+      if (this.used + bytes <= this.limit) return true;
+      if (run.owner === vm.owner) continue;
+      const held = [...this.vms.values()].filter((other) => other.owner === run.owner);
+      if (held.length === 0) continue;
+      for (const other of held) other.close();
+      this.waiting.reclaim(run);
+    }
     while (this.used + bytes > this.limit) {
       let largest: RunMemory | undefined;
       for (const other of this.vms.values()) {
