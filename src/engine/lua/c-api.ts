@@ -54,6 +54,7 @@ export class CApi {
   readonly checkstack: (L: LuaState, n: number) => number;
   readonly atpanic: (L: LuaState, panic: Pointer) => Pointer;
   readonly where: (L: LuaState, level: number) => void;
+  readonly xmove: (from: LuaState, to: LuaState, n: number) => void;
   /** The C functions the pattern natives call (pattern-natives.ts), by their C names. */
   readonly natives: NativeCApi;
   private readonly names = new Map<string, Pointer>();
@@ -104,6 +105,7 @@ export class CApi {
     this.checkstack = c('lua_checkstack');
     this.atpanic = c('lua_atpanic');
     this.where = c('luaL_where');
+    this.xmove = c('lua_xmove');
     this.natives = Object.fromEntries(NATIVE_C_FUNCTIONS.map((name) => [name, c(name)])) as NativeCApi;
   }
 

@@ -9,7 +9,9 @@ import type { MemoryRegion } from './memory-region.ts';
 import { NATIVE_INDEX, type PatternNative } from './pattern-natives.ts';
 import type { LuaPlatform } from './platform.ts';
 import type { RunMemory } from './run-memory.ts';
-import { ensureStack, pushScalar, readScalar, readValues, type LuaScalar } from './values.ts';
+import { LUA_ERRMEM } from './protected-call.ts';
+import { ensureStack, readScalar, readValues, type LuaScalar } from './values.ts';
+import { vmLimitMessage } from './vm-memory.ts';
 
 /** A JS function exposed to Lua: takes scalars, returns a scalar or a list of them. */
 export type LuaLeaf = (...args: LuaScalar[]) => LuaScalar | LuaScalar[] | void;
@@ -275,7 +277,11 @@ export class LuaVm {
       throw new Error(`loading ${chunk.name}: ${message}`);
     }
     ensureStack(platform, state, args.length);
-    for (const arg of args) pushScalar(platform, state, arg);
+    const refusal = this.pushValues(state, args);
+    if (refusal !== undefined) {
+      c.settop(state, base);
+      throw new Error(`running ${chunk.name}: ${refusal}`);
+    }
     return this.protectedCall(base, args.length, chunk.name);
   }
 
@@ -308,15 +314,65 @@ export class LuaVm {
     return values;
   }
 
-  /** A new coroutine that will call the global function `name` when first resumed. */
+  /**
+   * A new coroutine that will call the global function `name` when first resumed. Made under
+   * a protected call (protected-call.ts): the VM's memory is limited by now, and a thread is an
+   * allocation. When there is no memory for it, the thread's first resume answers the error.
+   */
   newThread(functionName: string): LuaThread {
     const c = this.platform.c;
+    let thread = 0 as LuaState;
+    let found = false;
     // lua_newthread leaves the thread on the main stack, which keeps it from being collected.
-    const thread = c.newthread(this.state);
-    if (c.getglobal(thread, c.name(functionName)) !== LUA_TFUNCTION) throw new Error(`no Lua function named ${functionName}`);
+    const made = this.platform.protectedCalls.run(this.state, (state) => {
+      thread = c.newthread(state);
+      found = c.getglobal(thread, c.name(functionName)) === LUA_TFUNCTION;
+      return 1;
+    });
+    if (!made.ok) return new LuaThread(this.platform, thread, this, this.memoryRefusal(made));
+    if (!found) throw new Error(`no Lua function named ${functionName}`);
     this.threads.add(thread);
     this.entryThreads.push(thread);
     return new LuaThread(this.platform, thread, this);
+  }
+
+  /**
+   * Pushes values from outside onto `target`, one of the VM's threads or its main state, which
+   * has room for them (ensureStack): strings under a protected call (protected-call.ts). Answers
+   * the error when they do not fit the VM's memory, the run ended with `Limit` when a cap refused.
+   */
+  pushValues(target: LuaState, values: readonly LuaScalar[]): string | undefined {
+    const refusal = this.refuseOversized(values);
+    if (refusal !== undefined) return refusal;
+    const made = this.platform.protectedCalls.push(this.state, target, values);
+    this.platform.trimScratch();
+    return made.ok ? undefined : this.memoryRefusal(made);
+  }
+
+  /**
+   * Ends the run with `Limit` when a text of `values` is longer than the VM may hold (its
+   * UTF-8 takes at least a byte a UTF-16 unit), before any of it is copied into the wasm heap;
+   * answers the Limit message then.
+   */
+  refuseOversized(values: readonly LuaScalar[]): string | undefined {
+    const limit = this.memoryLimit;
+    if (limit === undefined) return undefined;
+    for (const value of values) {
+      if (typeof value !== 'string' || value.length <= limit) continue;
+      const message = vmLimitMessage(limit);
+      this.exceedMemory(message);
+      return message;
+    }
+    return undefined;
+  }
+
+  /** The error of a protected call that failed: a memory error settles the refusal that caused it, as `Limit`. */
+  private memoryRefusal(failed: { status: number; message: string }): string {
+    if (failed.status === LUA_ERRMEM && !this.settleMemory() && this.memoryLimit !== undefined && !this.halting) {
+      // No cap refused: the wasm heap itself is full. The run ends all the same, as Limit.
+      this.exceedMemory("the Lua runtime ran out of memory (the server's wasm heap is full)");
+    }
+    return failed.message;
   }
 
   /** Bytes the Lua heap holds, when the VM tracks them. */
@@ -370,17 +426,21 @@ export class LuaThread {
     private readonly platform: LuaPlatform,
     private readonly state: LuaState,
     private readonly vm: LuaVm,
+    /** Why the thread could not be made (no memory): every resume answers it as an error. */
+    private readonly refusal?: string,
   ) {}
 
   /** Resumes the coroutine with the given values (the first resume passes the function's arguments). */
   resume(args: LuaScalar[]): ResumeResult {
     // A closed VM's memory may already hold another VM.
     if (this.vm.isClosed) throw new Error('a Lua thread was resumed after its VM was closed');
+    if (this.refusal !== undefined) return { status: 'error', message: this.refusal };
     const platform = this.platform;
     const c = platform.c;
     const state = this.state;
-    ensureStack(platform, state, args.length);
-    for (const arg of args) pushScalar(platform, state, arg);
+    if (!c.checkstack(state, args.length)) return { status: 'error', message: `${args.length} values do not fit a Lua stack` };
+    const refusal = this.vm.pushValues(state, args);
+    if (refusal !== undefined) return { status: 'error', message: refusal };
     const result = c.resume(state, 0, args.length, platform.countWord);
     const count = c.words[platform.countWord >> 2]!;
     const top = c.gettop(state);

@@ -10,8 +10,9 @@ import { FIRST_NATIVE, HOOK_EVERY, LuaVm, MODULE_LEAF, USERDATA_LEAF, WATCH_LEAF
 import { MemoryRegion, type WasmHeap } from './memory-region.ts';
 import type { NativeHost } from './native-stack.ts';
 import { callPatternNative, nativeOf } from './pattern-natives.ts';
+import { ProtectedCalls } from './protected-call.ts';
 import type { RunMemory } from './run-memory.ts';
-import { luaBytes, pushScalar, readScalar, readValues, withCString } from './values.ts';
+import { luaBytes, pushScalar, readScalar, readValues, reserveScratch, withCString } from './values.ts';
 import { VmMemory } from './vm-memory.ts';
 import { WaitingRuns } from './waiting-runs.ts';
 import { captureExports, functionTable, luaExports, type EmscriptenModule, type LuaFactory, type LuaWasm, type WasmExports } from './wasm-exports.ts';
@@ -44,6 +45,8 @@ export interface PlatformOptions {
 const DEFAULT_REGIONS = 32;
 const DEFAULT_REGION_BYTES = 512 * 1024;
 const DEFAULT_PLATFORM_MEMORY = 1024 * 1024 * 1024;
+/** The scratch buffer's size kept between texts (trimScratch). */
+const SCRATCH_KEPT = 1024 * 1024;
 
 /** One wasm module, the shared wasm functions and the compiled runtime; one per isolate. */
 export class LuaPlatform {
@@ -81,6 +84,8 @@ export class LuaPlatform {
   /** The runs that only wait, whose VMs go first when the memory is full (waiting-runs.ts). */
   private readonly waiting = new WaitingRuns();
   private readonly nativeHost: NativeHost;
+  /** Calls into Lua from outside running Lua code, under lua_pcall (protected-call.ts). */
+  readonly protectedCalls: ProtectedCalls;
 
   private constructor(
     readonly lua: LuaWasm,
@@ -103,6 +108,7 @@ export class LuaPlatform {
       'iiiii',
     );
     this.hook = module.addFunction((state: LuaState) => this.countHook(state), 'vii');
+    this.protectedCalls = new ProtectedCalls(module, this);
     const c = this.c;
     this.heap = {
       bytes: () => c.heap,
@@ -170,14 +176,26 @@ export class LuaPlatform {
     return new LuaPlatform(made.lua, made.exports, options);
   }
 
-  /** A buffer of at least `size` bytes for text on its way into Lua (copied there at once). */
+  /** A buffer of at least `size` bytes for text on its way into Lua (copied there at once); 0 when the heap has no room. */
   scratchBuffer(size: number): number {
     if (size > this.scratchSize) {
       if (this.scratch !== 0) this.c.free(this.scratch);
       this.scratchSize = Math.max(size, 256, this.scratchSize * 2);
       this.scratch = this.c.malloc(this.scratchSize);
+      if (this.scratch === 0) this.scratchSize = 0;
     }
     return this.scratch;
+  }
+
+  /**
+   * Gives back a scratch buffer a long text grew past SCRATCH_KEPT: kept, it would hold
+   * three times the longest text the isolate ever took in, outside every VM's count.
+   */
+  trimScratch(): void {
+    if (this.scratchSize <= SCRATCH_KEPT) return;
+    this.c.free(this.scratch);
+    this.scratch = 0;
+    this.scratchSize = 0;
   }
 
   /**
@@ -433,7 +451,15 @@ export class LuaPlatform {
       pushScalar(this, state, `internal error in the Engine: an answer of ${values.length} values does not fit a Lua stack`);
       return c.error(state);
     }
+    // Pushed inside Lua (the thread's resume catches a memory error), but a text longer than
+    // the VM may hold ends the run before the heap is asked for three times its length.
+    if (vm?.refuseOversized(values) !== undefined) this.raiseStop(state);
+    if (!reserveScratch(this, values)) {
+      pushScalar(this, state, 'not enough memory');
+      return c.error(state);
+    }
     for (const value of values) pushScalar(this, state, value);
+    this.trimScratch();
     return values.length;
   }
 

@@ -14,8 +14,19 @@ export interface ValueHost {
   readonly c: CApi;
   /** A word for out-parameters (a string's length). */
   readonly lengthWord: Pointer;
-  /** A buffer of at least `size` bytes for text on its way into Lua (copied there at once). */
+  /** A buffer of at least `size` bytes for text on its way into Lua (copied there at once); 0 when the heap has no room. */
   scratchBuffer(size: number): Pointer;
+}
+
+/**
+ * Makes the scratch buffer big enough for every string of `values`, before any is pushed;
+ * false when the wasm heap has no room for it. Pushing then never grows it: inside a call
+ * into Lua a failed malloc could not be reported, and text would be written at address 0.
+ */
+export function reserveScratch(host: ValueHost, values: readonly LuaScalar[]): boolean {
+  let longest = -1;
+  for (const value of values) if (typeof value === 'string' && value.length > longest) longest = value.length;
+  return longest < 0 || host.scratchBuffer(longest * 3 + 1) !== 0;
 }
 
 /** Makes room for `count` more values on a Lua stack (beyond the 20 the C API guarantees). */
