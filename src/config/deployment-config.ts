@@ -6,6 +6,7 @@
  * error that names it at the moment it matters.
  */
 import type { Json } from '../json/json.ts';
+import { serverSecretProblem } from './server-secrets.ts';
 
 /** A string from `runvil.yaml` that may hold `${NAME}` references, resolved at use. */
 export type ConfigText = string;
@@ -86,22 +87,37 @@ export interface MissingConfigVariable {
   message: string;
 }
 
-/** Reads every `${NAME}` of `text` from `vars` (own keys only); a missing name is an error value that names it. */
+/** A `${NAME}` that names one of the server's own secrets (server-secrets.ts): never read for the file. */
+export interface ServerSecretInConfig {
+  kind: 'ServerSecretInConfig';
+  name: string;
+  message: string;
+}
+
+/** Why a value of runvil.yaml could not be read. */
+export type ConfigValueError = MissingConfigVariable | ServerSecretInConfig;
+
+/**
+ * Reads every `${NAME}` of `text` from `vars` (own keys only); a missing name, or one of the
+ * server's own secrets, is an error value that names it. The file's check refuses the latter
+ * already; this refusal holds for a configuration that was not read from a checked file.
+ */
 export function resolveConfigValue(
   text: ConfigText,
   vars: Readonly<Record<string, string | undefined>>,
-): { ok: true; value: string } | { ok: false; error: MissingConfigVariable } {
-  let missing: string | null = null;
+): { ok: true; value: string } | { ok: false; error: ConfigValueError } {
+  let refused: ConfigValueError | null = null;
   const value = text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+    const secret = serverSecretProblem(name);
+    if (secret !== null) {
+      refused ??= { kind: 'ServerSecretInConfig', name, message: `runvil.yaml: ${secret}` };
+      return '';
+    }
     const found = Object.hasOwn(vars, name) ? vars[name] : undefined;
-    if (found === undefined) missing ??= name;
+    if (found === undefined)
+      refused ??= { kind: 'MissingConfigVariable', name, message: `runvil.yaml needs the environment variable ${name}, which is not set` };
     return found ?? '';
   });
-  if (missing !== null) {
-    return {
-      ok: false,
-      error: { kind: 'MissingConfigVariable', name: missing, message: `runvil.yaml needs the environment variable ${missing}, which is not set` },
-    };
-  }
+  if (refused !== null) return { ok: false, error: refused };
   return { ok: true, value };
 }

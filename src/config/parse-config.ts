@@ -3,8 +3,10 @@
  * runvil-config-schema.json, checked by its generated validator (src/cli/yaml-shape.ts
  * places each problem at its line and column); the rules no schema states are checked
  * here: a Pack named `vendor/name`, exactly one of `mcp` and `http`, an `http` Pack's
- * `secret` and `tools`, secrets given as `${NAME}` (never in the file), structured output
- * on a trusted Pack only, URLs that are http(s). Platform-neutral: the Worker parses its
+ * `secret` and `tools`, secrets given as `${NAME}` (never in the file) and never the server's
+ * own (server-secrets.ts), structured output on a trusted Pack only, URLs that are http(s)
+ * (config-urls.ts; one made of `${NAME}` is checked when it is read), a Pack id that no
+ * runvil Pack nor another configured Pack has. Platform-neutral: the Worker parses its
  * bundled copy with it, the command line and the build check files with it.
  */
 import { parseShaped, pathText, type ShapeProblem } from './yaml-shape.ts';
@@ -19,6 +21,9 @@ import {
   type NotifyTarget,
 } from './deployment-config.ts';
 import validateConfig from './runvil-config-validator.generated.js';
+import { HAS_REFERENCE, originProblem, urlProblem } from './config-urls.ts';
+import { runvilPackWithId } from './runvil-pack-names.ts';
+import { serverSecretProblem } from './server-secrets.ts';
 
 /** A problem of the file, with its place (1-based line and column). */
 export type ConfigProblem = ShapeProblem;
@@ -31,8 +36,8 @@ export const DEFAULT_TOOL_TIMEOUT_SECONDS = 900;
 
 /** A string that is exactly one `${NAME}` reference. */
 const ONE_REFERENCE = /^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/;
-/** Whether a string holds a `${NAME}` reference (then it is checked when used). */
-const HAS_REFERENCE = /\$\{/;
+/** Every `${NAME}` reference of a string. */
+const REFERENCES = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 /** An HTTP header name (RFC 9110 token). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Headers the MCP transport sets itself: a file cannot replace them. */
@@ -95,13 +100,16 @@ export function parseDeploymentConfig(text: string): ConfigOutcome {
   let publicUrl: string | null = null;
   if (raw.public_url !== undefined) {
     publicUrl = raw.public_url;
-    const problem = originProblem(raw.public_url);
+    const problem = HAS_REFERENCE.test(raw.public_url) ? null : originProblem(raw.public_url);
     if (problem) report(['public_url'], `\`public_url\` ${problem}`);
+    refuseServerSecrets(raw.public_url, ['public_url'], report);
   }
   const packs = new Map<string, ConfiguredPack>();
+  const packIds = new Map<string, string>();
   for (const [name, pack] of Object.entries(raw.packs ?? {})) {
     const configured = readPack(name, pack, report);
-    if (configured) packs.set(name, configured);
+    const taken = packNameProblem(name) === null && packIdTaken(name, packIds, report);
+    if (configured && !taken) packs.set(name, configured);
   }
   const notify = (raw.notify ?? []).map((entry, index) => readNotify(entry, ['notify', index], report));
   if (problems.length > 0) return { ok: false, problems: problems.sort((a, b) => a.line - b.line || a.column - b.column) };
@@ -148,6 +156,7 @@ function readPack(name: string, raw: RawPack, report: Report): ConfiguredPack | 
         ok = false;
       } else {
         headers.set(header, value);
+        if (refuseServerSecrets(value, place, report)) ok = false;
       }
     }
     if (url === null || !ok) return null;
@@ -240,17 +249,51 @@ function packNameProblem(name: string): string | null {
   return null;
 }
 
+/** A URL the file writes out is checked now; one with `${NAME}` when it is used (config-urls.ts resolveConfigUrl). */
 function requiredUrl(url: string | undefined, at: Path, report: Report): string | null {
   if (url === undefined) {
     report(at, `\`${pathText(at)}\` needs a \`url\``);
     return null;
   }
-  const problem = urlProblem(url);
+  const problem = HAS_REFERENCE.test(url) ? null : urlProblem(url);
   if (problem) {
     report([...at, 'url'], `\`${pathText([...at, 'url'])}\` ${problem}`);
     return null;
   }
-  return url;
+  return refuseServerSecrets(url, [...at, 'url'], report) ? null : url;
+}
+
+/** Reports each `${NAME}` of `text` that names one of the server's own secrets; true when one did. */
+function refuseServerSecrets(text: string, at: Path, report: Report): boolean {
+  let refused = false;
+  for (const [, name] of text.matchAll(REFERENCES)) {
+    const problem = serverSecretProblem(name!);
+    if (problem === null) continue;
+    report(at, `\`${pathText(at)}\`: ${problem}`);
+    refused = true;
+  }
+  return refused;
+}
+
+/**
+ * Reports a configured Pack whose Pack id (the name after the vendor) a runvil Pack or an
+ * earlier configured Pack has: a prompt's `uses:` and its tool ids name Packs by id, so
+ * `evil/web` would pass for runvil/web. True when it is taken; `ids` holds the ids seen.
+ */
+function packIdTaken(name: string, ids: Map<string, string>, report: Report): boolean {
+  const packId = name.slice(name.indexOf('/') + 1);
+  const holder = runvilPackWithId(packId) ?? ids.get(packId) ?? null;
+  if (holder === null) {
+    ids.set(packId, name);
+    return false;
+  }
+  const whose = holder.startsWith('runvil/') ? 'a runvil Pack' : 'another configured Pack';
+  report(
+    ['packs', name],
+    `\`${pathText(['packs', name])}\`: its Pack id ${packId} is ${holder}'s, ${whose}; a configured Pack may not take a Pack id already taken (rename ${name}, such as ${name}-tools)`,
+    'key',
+  );
+  return true;
 }
 
 function requiredSecret(secret: string | undefined, at: Path, why: string, report: Report): string | null {
@@ -265,29 +308,5 @@ function requiredSecret(secret: string | undefined, at: Path, why: string, repor
     );
     return null;
   }
-  return secret;
-}
-
-/** Why a URL of the file is not an http(s) URL, or null; one with `${NAME}` is checked when used. */
-export function urlProblem(url: string): string | null {
-  if (HAS_REFERENCE.test(url)) return null;
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return `is not a URL: ${JSON.stringify(url)}`;
-  }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return `must be an http or https URL, got ${parsed.protocol}`;
-  if (parsed.username !== '' || parsed.password !== '') return 'must not hold a user name or password (put credentials in headers, from ${NAME})';
-  return null;
-}
-
-/** Why a `public_url` is not an origin, or null; one with `${NAME}` is checked when used. */
-export function originProblem(url: string): string | null {
-  const problem = urlProblem(url);
-  if (problem || HAS_REFERENCE.test(url)) return problem;
-  const parsed = new URL(url);
-  if (parsed.pathname !== '/' || parsed.search !== '' || parsed.hash !== '')
-    return `must be an origin such as https://runvil.example.com, with no path, query or fragment`;
-  return null;
+  return refuseServerSecrets(secret, [...at, 'secret'], report) ? null : secret;
 }

@@ -98,7 +98,7 @@ function describe(pack: ConfiguredPack): Omit<PackSnapshot, 'tools'> {
 
 async function toolListOf(pack: ConfiguredPack, vars: ConfigVars): Promise<McpToolList> {
   if (pack.source.kind !== 'mcp') throw new Error(`${pack.fqName} is not an MCP Pack`);
-  const endpoint = mcpEndpoint(pack.source, vars);
+  const endpoint = mcpEndpoint(pack.fqName, pack.source, vars);
   // A missing ${NAME} is why the Pack cannot serve, named like any other reason.
   if (!endpoint.ok) return { ok: false, reason: endpoint.message };
   return readMcpToolList(endpoint.endpoint);

@@ -12,6 +12,8 @@
  */
 import type { ConfiguredPack, HttpSource } from '../config/deployment-config.ts';
 import { resolveConfigValue } from '../config/deployment-config.ts';
+import { resolveConfigUrl } from '../config/config-urls.ts';
+import { pathText } from '../config/yaml-shape.ts';
 import { DEFAULT_RETRY, sendCall, type RetryPolicy } from './http-tool-send.ts';
 import type { Pack, ToolContext, ToolManifest, ToolOutcome } from './pack.ts';
 import { callClosed, callIdOf, noResultWithin, type CallEnd, type ToolResult } from './tool-calls.ts';
@@ -44,9 +46,9 @@ export const isHttpPack = (pack: ConfiguredPack): pack is ConfiguredPack & { sou
 export function httpToolPack(config: ConfiguredPack & { source: HttpSource }, options: HttpToolPackOptions): Pack {
   const { tools, timeouts } = manifestOf(config);
   const source = config.source;
-  /** The URL and secret now, or why they cannot be read (a `${NAME}` that is not set). */
+  /** The URL and secret now, or why they cannot be read (a `${NAME}` that is not set, a URL the file's checks refuse). */
   const endpoint = (): { ok: true; url: string; secret: string } | { ok: false; message: string } => {
-    const url = resolveConfigValue(source.url, options.vars);
+    const url = resolveConfigUrl(source.url, options.vars, pathText(['packs', config.fqName, 'http', 'url']));
     if (!url.ok) return { ok: false, message: url.error.message };
     const secret = resolveConfigValue(source.secret, options.vars);
     if (!secret.ok) return { ok: false, message: secret.error.message };

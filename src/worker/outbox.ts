@@ -19,6 +19,7 @@
  */
 import { Webhook } from 'standardwebhooks';
 import { resolveConfigValue, type NotificationType, type NotifyTarget } from '../config/deployment-config.ts';
+import { resolveConfigUrl, urlProblem } from '../config/config-urls.ts';
 import type { Json } from '../json/json.ts';
 import type { DoStorage, D1Database, SyncKv } from './platform-types.ts';
 import type { AskRow } from './run-index.ts';
@@ -192,7 +193,9 @@ export class Outbox {
     const n = state.notifications;
     const vars = this.host.vars();
     for (const [target, i] of matching) {
-      const url = resolveConfigValue(target.url, vars);
+      // A URL its variables make into one the file could not have written is never sent to (send()).
+      const url = resolveConfigUrl(target.url, vars, `notify[${i}].url`);
+      if (!url.ok) console.error(`run ${meta.run_id}: ${url.error.message}; the notification is not sent`);
       const record: NotificationRecord = {
         webhook_id: `${meta.run_id}.${n}`,
         event: type,
@@ -395,6 +398,11 @@ export class Outbox {
     const target = this.host.targets()[record.target];
     const vars = this.host.vars();
     const secret = target ? resolveConfigValue(target.secret, vars) : null;
+    const refused = urlProblem(record.url, false);
+    if (refused !== null) {
+      console.error(`run ${this.host.state.meta()!.run_id}: notification ${record.webhook_id}: runvil.yaml's \`notify[${record.target}].url\` ${refused}`);
+      return null;
+    }
     if (!secret?.ok) {
       console.error(
         `run ${this.host.state.meta()!.run_id}: notification ${record.webhook_id}: ${secret ? secret.error.message : 'its notify target is no longer configured'}`,

@@ -15,6 +15,8 @@
  */
 import type { ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { resolveConfigValue, type ConfiguredPack, type McpSource } from '../../config/deployment-config.ts';
+import { resolveConfigUrl } from '../../config/config-urls.ts';
+import { pathText } from '../../config/yaml-shape.ts';
 import type { Pack, ToolContext, ToolManifest, ToolOutcome } from '../pack.ts';
 import { McpConnection, shortReason, type Elicitation, type McpEndpoint } from './mcp-connection.ts';
 import { toolOutcome } from './mcp-output.ts';
@@ -35,18 +37,14 @@ export interface ToolProgress {
   message?: string;
 }
 
-/** The endpoint of a configured MCP source with its `${NAME}` references read from `vars`, or the error that names a missing one. */
-export function mcpEndpoint(source: McpSource, vars: ConfigVars): { ok: true; endpoint: McpEndpoint } | { ok: false; message: string } {
-  const url = resolveConfigValue(source.url, vars);
+/**
+ * The endpoint of the configured MCP source of Pack `fqName` with its `${NAME}` references
+ * read from `vars`, or why it has none: a missing variable, or a URL the variables made into
+ * one runvil.yaml could not have written (config-urls.ts).
+ */
+export function mcpEndpoint(fqName: string, source: McpSource, vars: ConfigVars): { ok: true; endpoint: McpEndpoint } | { ok: false; message: string } {
+  const url = resolveConfigUrl(source.url, vars, pathText(['packs', fqName, 'mcp', 'url']));
   if (!url.ok) return { ok: false, message: url.error.message };
-  let parsed: URL;
-  try {
-    parsed = new URL(url.value);
-  } catch {
-    return { ok: false, message: `runvil.yaml gives an MCP server URL that is not a URL once its variables are read` };
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-    return { ok: false, message: 'runvil.yaml gives an MCP server URL that is not http or https once its variables are read' };
   const headers: Record<string, string> = Object.create(null);
   for (const [name, text] of source.headers) {
     const value = resolveConfigValue(text, vars);
@@ -105,7 +103,7 @@ export function mcpPack(
     async call(toolId, args, context): Promise<ToolOutcome> {
       const tool = byId.get(toolId);
       if (!tool) return { ok: false, message: `${toolId}: no such tool in ${pack.fqName}` };
-      const endpoint = mcpEndpoint(source, vars);
+      const endpoint = mcpEndpoint(pack.fqName, source, vars);
       if (!endpoint.ok) return { ok: false, message: `${toolId}: ${endpoint.message}` };
       const name = toolId.slice(toolId.indexOf('/') + 1);
       const watchdog = new Watchdog(context.signal);
