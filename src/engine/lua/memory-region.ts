@@ -47,7 +47,7 @@ interface RegionImage {
 const LARGEST_CARVED_BLOCK = 64 * 1024;
 /** The first extension chunk a VM takes; each next one is twice the last, up to the most. */
 const FIRST_EXTENSION = 256 * 1024;
-const LARGEST_EXTENSION = 4 * 1024 * 1024;
+export const LARGEST_EXTENSION = 4 * 1024 * 1024;
 
 export class MemoryRegion {
   /** Where the next block is carved, and the end of the chunk it is carved from. */

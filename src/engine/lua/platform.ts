@@ -451,15 +451,19 @@ export class LuaPlatform {
       pushScalar(this, state, `internal error in the Engine: an answer of ${values.length} values does not fit a Lua stack`);
       return c.error(state);
     }
-    // Pushed inside Lua (the thread's resume catches a memory error), but a text longer than
-    // the VM may hold ends the run before the heap is asked for three times its length.
-    if (vm?.refuseOversized(values) !== undefined) this.raiseStop(state);
-    if (!reserveScratch(this, values)) {
-      pushScalar(this, state, 'not enough memory');
-      return c.error(state);
+    let longest = 0;
+    for (const value of values) if (typeof value === 'string' && value.length > longest) longest = value.length;
+    if (longest * 3 + 1 > this.scratchSize) {
+      // Pushed inside Lua (the thread's resume catches a memory error), but a text longer than
+      // the VM may hold ends the run before the heap is asked for three times its length.
+      if (vm?.refuseOversized(values) !== undefined) this.raiseStop(state);
+      if (!reserveScratch(this, values)) {
+        pushScalar(this, state, 'not enough memory');
+        return c.error(state);
+      }
     }
     for (const value of values) pushScalar(this, state, value);
-    this.trimScratch();
+    if (longest * 3 + 1 > SCRATCH_KEPT) this.trimScratch();
     return values.length;
   }
 

@@ -58,20 +58,12 @@ export class ProtectedCalls {
 
   /**
    * Pushes `values` onto `target`, a thread of the VM whose main state is `main` (or `main`
-   * itself), which must have room for them (ensureStack). Strings are made on `main` under
+   * itself), which must have room for them (ensureStack). They are made on `main` under
    * lua_pcall and moved across: a suspended thread cannot run a protected call of its own,
-   * and lua_xmove only copies stack slots. Nil, booleans and numbers live in their stack slot
-   * and allocate nothing, so values without a string are pushed directly (most answers of the
-   * count hook's pauses, and of effects that answer a number).
+   * and lua_xmove only copies stack slots.
    */
   push(main: LuaState, target: LuaState, values: readonly LuaScalar[]): ProtectedOutcome {
     const host = this.host;
-    let strings = false;
-    for (const value of values) if (typeof value === 'string') strings = true;
-    if (!strings) {
-      for (const value of values) pushScalar(host, target, value);
-      return { ok: true, count: values.length };
-    }
     // Grown here, in JS: growing it inside the call could fail where nothing can report it.
     if (!reserveScratch(host, values)) return { ok: false, status: LUA_ERRMEM, message: 'not enough memory' };
     const made = this.run(main, (state) => {
