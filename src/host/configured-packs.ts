@@ -20,11 +20,17 @@ export interface PackSnapshot {
   tools: McpToolList;
 }
 
-/** Reads, for each MCP Pack of `config` that `prompt` declares, its tool list (from this isolate's cache when fresh). */
-export async function snapshotPacks(config: DeploymentConfig, prompt: Prompt, vars: ConfigVars): Promise<PackSnapshot[]> {
+/**
+ * Reads, for each MCP Pack of `config` that `prompt` declares, its tool list (from this
+ * isolate's cache when fresh). A Pack `kept` holds (a fork keeps the original run's) is
+ * taken as kept, not read again.
+ */
+export async function snapshotPacks(config: DeploymentConfig, prompt: Prompt, vars: ConfigVars, kept: readonly PackSnapshot[] = []): Promise<PackSnapshot[]> {
   const declared = new Set(prompt.frontmatter.uses.map((entry) => entry.fqName));
-  const chosen = [...config.packs.values()].filter((pack) => pack.source.kind === 'mcp' && declared.has(pack.fqName));
-  return Promise.all(chosen.map(async (pack) => ({ ...describe(pack), tools: await toolListOf(pack, vars) })));
+  const keptByName = new Map(kept.map((snapshot) => [snapshot.fqName, snapshot]));
+  const chosen = [...config.packs.values()].filter((pack) => pack.source.kind === 'mcp' && declared.has(pack.fqName) && !keptByName.has(pack.fqName));
+  const read = await Promise.all(chosen.map(async (pack) => ({ ...describe(pack), tools: await toolListOf(pack, vars) })));
+  return [...kept.filter((snapshot) => declared.has(snapshot.fqName)), ...read];
 }
 
 /** Called with each progress notification of a configured Pack's tool call. */

@@ -5,6 +5,7 @@
 import type { JournalEntry } from '../engine/journal.ts';
 import type { Json } from '../json/json.ts';
 import type { ToolResult } from '../host/tool-calls.ts';
+import type { PackSnapshot } from '../host/configured-packs.ts';
 import type { NotificationDelivery } from './outbox.ts';
 import type { AskInfo, ObjectView } from './run-view.ts';
 
@@ -28,6 +29,8 @@ export interface ForkSpec extends Omit<StartSpec, 'webhook_id'> {
   /** The index in `journal` of the first ask whose answer the fork changed, or null. */
   first_replaced: number | null;
   forked_from: { run_id: string; at: number };
+  /** The configured Packs the original run was prepared with (null: it never was); the fork keeps their tool lists. */
+  packs: PackSnapshot[] | null;
 }
 
 /** What a fork is made from: the original run as it stands (it is not running). */
@@ -38,6 +41,8 @@ export interface ForkSource {
   args: { [name: string]: Json };
   seed: string;
   journal: JournalEntry[];
+  /** The configured Packs the run was prepared with, or null before it was. */
+  packs: PackSnapshot[] | null;
 }
 
 /** A refusal: the status and the message the API answers. */

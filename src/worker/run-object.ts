@@ -42,7 +42,8 @@ import { RunState, type RunMeta } from './run-state.ts';
 import { isFinal, type AskRecord, type ObjectView, type RunStatus } from './run-view.ts';
 import { askInfo, objectViewOf } from './object-view.ts';
 import { judgeAnswer } from './ask-answer.ts';
-import { prepareRunPacks, withRunPacks } from './run-packs.ts';
+import { forkPackSnapshots, prepareRunPacks, withPackSnapshots, withRunPacks } from './run-packs.ts';
+import type { PackSnapshot } from '../host/configured-packs.ts';
 import { workerHost } from './worker-host.ts';
 
 /** The run Durable Object. */
@@ -143,18 +144,20 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
 
   async fork(spec: ForkSpec, waitMs = 0): Promise<ViewOutcome> {
     if (this.state.meta()) return { ok: false, status: 409, message: 'this run id already holds a run' };
-    // Replayed on the Host the fork runs on (its Packs' manifests), nothing performed.
-    const checked = await checkedForkJournal(spec, this.host(new ScriptedOperator([])), this.ctx.id.toString());
+    // Replayed on the Host the fork runs on (its Packs' manifests: the configured ones as the original kept them), nothing performed.
+    const packs = await forkPackSnapshots(spec.packs, spec, this.config(), textVars(this.env));
+    const host = withPackSnapshots(this.host(new ScriptedOperator([])), packs ?? [], textVars(this.env));
+    const checked = await checkedForkJournal(spec, host, this.ctx.id.toString());
     if (!checked.ok) return checked;
     // A request that raced this one to the same id (ids are fresh, so only a retry) started it already.
     if (this.state.meta()) return { ok: false, status: 409, message: 'this run id already holds a run' };
-    await this.create(spec, { forked_from: spec.forked_from, journal: checked.journal });
+    await this.create(spec, { forked_from: spec.forked_from, journal: checked.journal, packs });
     return { ok: true, view: await this.viewAfter(waitMs) };
   }
 
   async testFile(): Promise<{ ok: true; text: string } | Refusal> {
     if (!this.state.meta()) return { ok: false, status: 404, message: 'no such run' };
-    return testFileOf(this.state, this.host(new ScriptedOperator([])));
+    return testFileOf(this.state, withRunPacks(this.state, this.host(new ScriptedOperator([])), textVars(this.env)));
   }
 
   async forkSource(): Promise<ForkSource | Refusal> {
@@ -163,7 +166,10 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   }
 
   /** Stores a new run (a fork's with its first journal entries and the files they made) and launches it. */
-  private async create(spec: StartSpec, fork?: { forked_from: { run_id: string; at: number }; journal: JournalEntry[] }): Promise<void> {
+  private async create(
+    spec: StartSpec,
+    fork?: { forked_from: { run_id: string; at: number }; journal: JournalEntry[]; packs: PackSnapshot[] | null },
+  ): Promise<void> {
     const now = Date.now();
     this.state.atomically(() => {
       this.state.create(
@@ -182,6 +188,8 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
         spec.args,
       );
       for (const entry of fork?.journal ?? []) this.state.commitJournal(entry, fileChangesOf(entry));
+      // A fork is prepared already: with the original's configured Packs, whatever their servers list now.
+      if (fork?.packs) this.state.putPackSnapshots(fork.packs);
     });
     await this.armAlarm();
     this.launch('start');

@@ -62,7 +62,7 @@ export function forkSourceOf(state: RunState): ForkSource | Refusal {
       message: `run ${meta.run_id} is running; a fork starts from a journal that stands still: fork it once it has suspended or ended`,
     };
   }
-  return { ok: true, prompt: meta.prompt, source: state.source(), args: state.args(), seed: meta.seed, journal: state.journal() };
+  return { ok: true, prompt: meta.prompt, source: state.source(), args: state.args(), seed: meta.seed, journal: state.journal(), packs: state.packSnapshots() };
 }
 
 /** Checks that the fork's prompt reproduces its journal; the journal it starts from (cut where a changed answer made the rest stale). */

@@ -69,6 +69,7 @@ replayRoutes.post('/runs/:id/fork', requireApiToken, async (c) => {
       journal: prefix.journal,
       first_replaced: prefix.firstReplaced,
       forked_from: { run_id: id, at },
+      packs: from.packs,
     },
     wait * 1000,
   );
