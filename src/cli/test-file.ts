@@ -15,6 +15,7 @@ import type { ScriptedReply } from '../models/scripted.ts';
 import type { Json } from '../json/json.ts';
 import { validateScriptFile, validateTestFile } from './test-file-validator.generated.js';
 import { parseShaped, pathText, type ShapeProblem } from '../config/yaml-shape.ts';
+import { parsePrompt } from '../prompt/index.ts';
 
 /** What a test expects; every expectation given must hold. */
 export interface Expectation {
@@ -116,7 +117,7 @@ export async function readTestText(
   if (raw.prompt !== undefined && raw.source !== undefined) {
     problem(['source'], 'a test has `prompt:` (a prompt file) or `source:` (its text), not both');
   } else if (raw.source !== undefined) {
-    prompt = { text: String(raw.source), name: basename(file) };
+    prompt = inlinePrompt(String(raw.source), file);
   } else if (raw.prompt !== undefined) {
     const read = await readPrompt(String(raw.prompt));
     if (typeof read === 'string') problem(['prompt'], read);
@@ -132,6 +133,17 @@ export async function readTestText(
 }
 
 type Report = (path: (string | number)[], message: string) => void;
+
+/**
+ * A prompt given inline (`source:`), named as the Worker names a deployed prompt: after its
+ * frontmatter's name, `<name>.md`. A Lua error's chunk name then reads the same in a run and
+ * in its test file (`GET /runs/:id/test.yaml` expects the run's error as the run gave it),
+ * whatever the test file is called; its line numbers are the source's own, not the file's.
+ */
+function inlinePrompt(text: string, file: string): PromptTest['prompt'] {
+  const parsed = parsePrompt(text, basename(file));
+  return { text, name: parsed.ok ? `${parsed.prompt.frontmatter.name}.md` : basename(file) };
+}
 
 function readFixture(raw: RawFixture, problem: Report): Fixture {
   const fixture: Fixture = {
