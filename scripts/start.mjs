@@ -9,7 +9,8 @@
  * RUNVIL_API_TOKEN, RUNVIL_WEBHOOK_SECRET_*, RUNVIL_RUN_TIMEOUT_SECONDS,
  * RUNVIL_DEFAULT_MODEL, the model keys (OPENAI_*, ANTHROPIC_*) and the search keys
  * (BRAVE_SEARCH_API_KEY, TAVILY_API_KEY), and every variable runvil.yaml names as `${NAME}`
- * (./runvil.yaml, or the file RUNVIL_CONFIG names). They are handed to wrangler in a file
+ * (./runvil.yaml, or the file RUNVIL_CONFIG names); and RUNVIL_ORIGIN, the address served
+ * on unless the environment gives another. They are handed to wrangler in a file
  * (.wrangler/start.env, readable by its owner only), not on its command line.
  * `--local`: nothing reaches Cloudflare (the Workers AI binding is not available locally).
  */
@@ -49,6 +50,10 @@ const named = configNames();
 for (const [key, value] of Object.entries(process.env)) {
   if ((PASSED.test(key) || named.has(key)) && key !== 'RUNVIL_STATE_DIR' && value !== undefined) vars[key] = value;
 }
+// Callback and answer URLs are made on the address served here, unless runvil.yaml's
+// public_url (or RUNVIL_ORIGIN, set in the environment or .dev.vars behind a proxy) says
+// otherwise: the Worker does not take its address from a request's Host header.
+vars.RUNVIL_ORIGIN ||= `http://127.0.0.1:${port}`;
 if (!vars.RUNVIL_API_TOKEN) {
   console.warn('runvil: RUNVIL_API_TOKEN is not set (in the environment or .dev.vars): every API request will be refused with 401.');
 }

@@ -5,6 +5,7 @@
  */
 import { askToken } from './ask-token.ts';
 import type { Env } from './env.ts';
+import { answerUrl } from './public-origin.ts';
 import type { AskInfo, ObjectView, PendingAsk, RunStatus, RunView } from './run-view.ts';
 
 /** What an ask token's holder gets for an answer (DESIGN.md Part 2, "Asks"). */
@@ -13,21 +14,17 @@ export interface AskTokenResponse {
   run: { run_id: string; status: RunStatus };
 }
 
-/** An ask with its token and the URL its answer is posted to (on `origin`). */
-export async function publicAsk(env: Env, origin: string, ask: AskInfo): Promise<PendingAsk> {
-  return {
-    ...ask,
-    token: await askToken(env, ask.run_id, ask.ask_id),
-    answer_url: `${origin}/runs/${ask.run_id}/asks/${encodeURIComponent(ask.ask_id)}`,
-  };
+/** An ask with its token and the URL its answer is posted to (on the deployment's public origin: public-origin.ts). */
+export async function publicAsk(env: Env, ask: AskInfo): Promise<PendingAsk> {
+  return { ...ask, token: await askToken(env, ask.run_id, ask.ask_id), answer_url: answerUrl(env, ask.run_id, ask.ask_id) };
 }
 
 /** The run view as the API answers it: each pending ask with its token and answer URL (a waiting tool call as it is). */
-export async function publicView(env: Env, origin: string, view: ObjectView): Promise<RunView> {
-  return { ...view, pending: await Promise.all(view.pending.map((entry) => (entry.kind === 'ask' ? publicAsk(env, origin, entry) : entry))) };
+export async function publicView(env: Env, view: ObjectView): Promise<RunView> {
+  return { ...view, pending: await Promise.all(view.pending.map((entry) => (entry.kind === 'ask' ? publicAsk(env, entry) : entry))) };
 }
 
 /** The answer's response for the holder of the ask's own token. */
-export async function askTokenResponse(env: Env, origin: string, ask: AskInfo, view: ObjectView): Promise<AskTokenResponse> {
-  return { ask: { ...(await publicAsk(env, origin, ask)), status: 'answered' }, run: { run_id: view.run_id, status: view.status } };
+export async function askTokenResponse(env: Env, ask: AskInfo, view: ObjectView): Promise<AskTokenResponse> {
+  return { ask: { ...(await publicAsk(env, ask)), status: 'answered' }, run: { run_id: view.run_id, status: view.status } };
 }

@@ -1,19 +1,19 @@
 /**
- * Where a tool service sends a call's result: the callback URL and token of one call,
- * on `public_url` from runvil.yaml, else on the origin of the request that started the run.
+ * Where a tool service sends a call's result: the callback URL and token of one call, on
+ * the deployment's public origin (public-origin.ts: runvil.yaml's `public_url`, else
+ * RUNVIL_ORIGIN), never on a request's Host header.
  */
-import { resolveConfigValue, type DeploymentConfig } from '../config/deployment-config.ts';
+import type { DeploymentConfig } from '../config/deployment-config.ts';
 import { callToken } from './call-token.ts';
-import { textVars, type Env } from './env.ts';
+import type { Env } from './env.ts';
+import { publicOrigin } from './public-origin.ts';
 import type { RunMeta } from './run-state.ts';
 
-/** The callback URL and token of call `callId` of the run `meta` describes; throws when the deployment gives neither. */
+/** The callback URL and token of call `callId` of the run `meta` describes; throws, saying what to set, when the deployment cannot give them. */
 export async function callbackOf(env: Env, config: DeploymentConfig, meta: RunMeta, callId: string): Promise<{ url: string; token: string }> {
-  const configured = config.publicUrl;
-  const resolved = configured === null ? null : resolveConfigValue(configured, textVars(env));
-  if (resolved && !resolved.ok) throw new Error(resolved.error.message);
-  const origin = (resolved?.value ?? meta.origin ?? '').replace(/\/+$/, '');
+  const origin = publicOrigin(env, config);
+  if (!origin.ok) throw new Error(origin.message);
   const token = await callToken(env, meta.run_id, callId);
-  if (origin === '' || token === null) throw new Error('no callback URL or token: set public_url in runvil.yaml and RUNVIL_API_TOKEN');
-  return { url: `${origin}/runs/${meta.run_id}/tool-results/${callId}`, token };
+  if (token === null) throw new Error('the deployment has no RUNVIL_API_TOKEN (nor RUNVIL_ASK_SECRET) to derive a callback token from');
+  return { url: `${origin.origin}/runs/${meta.run_id}/tool-results/${callId}`, token };
 }

@@ -20,6 +20,12 @@ export interface Env {
   RUNVIL_API_TOKEN?: string;
   /** The secret ask answer tokens are derived from (ask-token.ts); RUNVIL_API_TOKEN when unset. */
   RUNVIL_ASK_SECRET?: string;
+  /**
+   * The origin the deployment serves on, when runvil.yaml has no `public_url`: callback and
+   * answer URLs are made on it (public-origin.ts). `npm start` sets it to the address it
+   * listens on; a request's Host header never stands in for it.
+   */
+  RUNVIL_ORIGIN?: string;
   /** How long a run may last, in seconds, before it ends as Cancelled (default one day). */
   RUNVIL_RUN_TIMEOUT_SECONDS?: string;
   /** Model keys, search keys, `RUNVIL_WEBHOOK_SECRET_<PROMPT>` secrets. */

@@ -2,24 +2,13 @@
  * Where a deployment's run events are pushed: the `notify:` entries of its runvil.yaml
  * (DESIGN.md Part 2, "Notifications"), and the scale of the retry schedule.
  */
-import { resolveConfigValue, type NotifyTarget } from '../config/deployment-config.ts';
+import type { NotifyTarget } from '../config/deployment-config.ts';
 import { deploymentConfig } from './deployment.ts';
-import { textVars, type Env } from './env.ts';
+import type { Env } from './env.ts';
 
 /** The notify targets of the deployment's bundled configuration. */
 export function notifyTargetsOf(_env: Env): readonly NotifyTarget[] {
   return deploymentConfig().notify;
-}
-
-/**
- * The origin answer URLs are made on: runvil.yaml's `public_url` when it has one, else
- * `fallback` (the origin of the request at hand, or the one that started the run).
- */
-export function publicOrigin(env: Env, fallback: string): string {
-  const configured = deploymentConfig().publicUrl;
-  if (configured === null) return fallback;
-  const resolved = resolveConfigValue(configured, textVars(env));
-  return resolved.ok ? resolved.value.replace(/\/+$/, '') : fallback;
 }
 
 /**

@@ -18,8 +18,6 @@ export interface StartSpec {
   /** How long the run may last, in seconds, before it ends as Cancelled. */
   timeout_seconds: number;
   webhook_id?: string;
-  /** The origin of the request that starts it: answer URLs in notifications, and tool calls' callback URLs unless runvil.yaml sets public_url. */
-  origin?: string;
 }
 
 /** A fork (POST /runs/:id/fork): a new run of `source` whose journal starts with `journal`, checked first. */

@@ -28,7 +28,7 @@ import { publicAsk } from './ask-view.ts';
 import { textVars } from './env.ts';
 import { Outbox, type NotificationDelivery } from './outbox.ts';
 import { OutboxSender } from './outbox-sender.ts';
-import { notifyRetryScale, notifyTargetsOf, publicOrigin } from './notify-targets.ts';
+import { notifyRetryScale, notifyTargetsOf } from './notify-targets.ts';
 import type { NotifyTarget } from '../config/deployment-config.ts';
 import { OPERATOR_WINDOW_CLOSED } from '../host/operator.ts';
 import { abandonEarlierExecution, LiveRun } from './live-run.ts';
@@ -67,7 +67,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
       targets: () => this.notifyTargets(),
       vars: () => textVars(this.env),
       db: () => this.indexDb(),
-      publicAsk: async (ask) => ({ ...(await publicAsk(this.env, this.origin(), ask)) }),
+      publicAsk: async (ask) => ({ ...(await publicAsk(this.env, ask)) }),
       askInfo: (ask) => askInfo(this.state.meta()!, ask),
       syncKv: () => this.syncKv(),
       wake: (at, now) =>
@@ -111,11 +111,6 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   /** Sends one notification (a seam for tests that count or fail deliveries). */
   protected deliver(request: Request): Promise<Response> {
     return fetch(request);
-  }
-
-  /** The origin answer URLs are made on: the one the run was started through. */
-  private origin(): string {
-    return publicOrigin(this.env, this.state.meta()?.origin ?? 'http://127.0.0.1:8787');
   }
 
   /** The Host a run is served with (tests serve their own). */
@@ -180,7 +175,6 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
           created_at: new Date(now).toISOString(),
           timeout_seconds: spec.timeout_seconds,
           deadline_at: now + spec.timeout_seconds * 1000,
-          ...(spec.origin !== undefined ? { origin: spec.origin } : {}),
           ...(spec.webhook_id !== undefined ? { webhook_id: spec.webhook_id } : {}),
           ...(fork ? { forked_from: fork.forked_from } : {}),
         },

@@ -43,8 +43,6 @@ export interface RunMeta {
   webhook_id?: string;
   /** The run this one forked from, and at how many of its journal entries (POST /runs/:id/fork). */
   forked_from?: { run_id: string; at: number };
-  /** The origin of the request that started it: answer URLs in notifications, and tool calls' callback URLs (unless public_url is set), are made on it. */
-  origin?: string;
 }
 
 /** Where a run stands. */

@@ -44,8 +44,8 @@ export interface PendingToolCall {
 export interface PendingAsk extends AskInfo {
   /** Answers this ask, and nothing else, without the API token (null when the deployment has no secret to derive it from). */
   token: string | null;
-  /** Where the answer is posted. */
-  answer_url: string;
+  /** Where the answer is posted: on public_url (or RUNVIL_ORIGIN), null when the deployment has neither (public-origin.ts). */
+  answer_url: string | null;
 }
 
 /** `GET /runs/:id`; the run object answers it with `Ask` as AskInfo, the Worker with PendingAsk. */

@@ -23,8 +23,6 @@ export interface RunRequest {
   webhook_id?: string;
   /** With it, the run as it is once no longer running (suspended or ended), or after this long. */
   waitMs?: number;
-  /** The origin of the request that starts it (answer URLs, and tool calls' callback URLs by default). */
-  origin?: string;
 }
 
 /** Starts a run; `created` is false when the id already held one (a redelivered webhook, a retried start). */
@@ -43,7 +41,6 @@ export async function startRun(env: Env, request: RunRequest): Promise<{ created
       seed: request.seed ?? randomToken().slice(0, 16),
       timeout_seconds: runTimeoutSeconds(env.RUNVIL_RUN_TIMEOUT_SECONDS),
       ...(request.webhook_id !== undefined ? { webhook_id: request.webhook_id } : {}),
-      ...(request.origin !== undefined ? { origin: request.origin } : {}),
     },
     request.waitMs ?? 0,
   );

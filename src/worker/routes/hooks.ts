@@ -36,7 +36,6 @@ hookRoutes.post('/hooks/:name', async (c) => {
     args,
     id: webhookRunId(c.env, name, check.id),
     webhook_id: check.id,
-    origin: new URL(c.req.url).origin,
   });
   return c.json({ run_id: started.view.run_id, status: started.view.status, duplicate: !started.created }, started.created ? 202 : 200);
 });

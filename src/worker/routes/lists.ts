@@ -6,7 +6,6 @@ import { Hono } from 'hono';
 import { publicAsk } from '../ask-view.ts';
 import { requireApiToken } from '../auth.ts';
 import type { Env } from '../env.ts';
-import { publicOrigin } from '../notify-targets.ts';
 import { decodeCursor, encodeCursor, limitOf, listParams, oneOf, promptFilter } from '../list-query.ts';
 import { ASK_STATUSES, asksPage, runsPage, type AskRow, type AskStatus } from '../run-index.ts';
 import type { PendingAsk, RunStatus } from '../run-view.ts';
@@ -60,16 +59,15 @@ listRoutes.get('/asks', requireApiToken, async (c) => {
     after: after && { asked_at: after[0]!, run_id: after[1]!, ask_id: after[2]! },
   });
   const page = rows.slice(0, limit);
-  const origin = publicOrigin(c.env, new URL(c.req.url).origin);
   const last = page.at(-1);
   return c.json({
-    asks: await Promise.all(page.map((row) => listedAsk(c.env, origin, row))),
+    asks: await Promise.all(page.map((row) => listedAsk(c.env, row))),
     next_cursor: rows.length > limit && last ? encodeCursor(list, [last.asked_at, last.run_id, last.ask_id]) : null,
   });
 });
 
-async function listedAsk(env: Env, origin: string, row: AskRow): Promise<ListedAsk> {
-  const ask = await publicAsk(env, origin, {
+async function listedAsk(env: Env, row: AskRow): Promise<ListedAsk> {
+  const ask = await publicAsk(env, {
     kind: 'ask',
     ask_id: row.ask_id,
     run_id: row.run_id,

@@ -9,7 +9,6 @@ import { ApiError } from '../http-error.ts';
 import { checkPromptName, findPrompt, listPrompts, savePrompt } from '../prompt-library.ts';
 import { checkDedupeKey, dedupedRunId, MAX_IDEMPOTENCY_KEY_CHARS } from '../run-ids.ts';
 import { startRun } from '../start-run.ts';
-import { publicOrigin } from '../notify-targets.ts';
 import { waitSeconds } from '../wait.ts';
 import type { Json } from '../../json/json.ts';
 
@@ -51,10 +50,9 @@ promptRoutes.post('/prompts/:name/runs', async (c) => {
     // The same key for the same prompt names the same run object, which starts a run once.
     ...(key !== undefined ? { id: dedupedRunId(c.env, 'start', name, key) } : {}),
     waitMs: wait * 1000,
-    origin: new URL(c.req.url).origin,
   });
   const duplicate = key !== undefined ? { duplicate: !started.created } : {};
   const status = !started.created ? 200 : wait === 0 || started.view.status === 'running' ? 202 : 200;
   if (wait === 0) return c.json({ run_id: started.view.run_id, status: started.view.status, ...duplicate }, status);
-  return c.json({ ...(await publicView(c.env, publicOrigin(c.env, new URL(c.req.url).origin), started.view)), ...duplicate }, status);
+  return c.json({ ...(await publicView(c.env, started.view)), ...duplicate }, status);
 });

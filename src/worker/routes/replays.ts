@@ -64,8 +64,6 @@ replayRoutes.post('/runs/:id/fork', requireApiToken, async (c) => {
       args: args.args,
       seed: from.seed,
       timeout_seconds: runTimeoutSeconds(c.env.RUNVIL_RUN_TIMEOUT_SECONDS),
-      // Answer URLs in the fork's notifications are made on the origin the fork was asked on.
-      origin: new URL(c.req.url).origin,
       journal: prefix.journal,
       first_replaced: prefix.firstReplaced,
       forked_from: { run_id: id, at },
@@ -77,7 +75,7 @@ replayRoutes.post('/runs/:id/fork', requireApiToken, async (c) => {
   const view = outcome.view;
   const status = wait === 0 || view.status === 'running' ? 202 : 200;
   if (wait === 0) return c.json({ run_id: view.run_id, status: view.status, forked_from: view.forked_from ?? null }, status);
-  return c.json(await publicView(c.env, new URL(c.req.url).origin, view), status);
+  return c.json(await publicView(c.env, view), status);
 });
 
 /** `answers`: absent, or an object of ask id to answer text. */

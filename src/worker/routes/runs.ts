@@ -10,7 +10,6 @@ import type { Env } from '../env.ts';
 import { ApiError } from '../http-error.ts';
 import type { Refusal } from '../run-object-api.ts';
 import { rawPath } from '../request-path.ts';
-import { publicOrigin } from '../notify-targets.ts';
 import { runObject } from '../run-ids.ts';
 import { waitSeconds } from '../wait.ts';
 import { KvRunStore, readRunRecord } from '../run-store-kv.ts';
@@ -20,15 +19,13 @@ import type { Json } from '../../json/json.ts';
 /** The longest `answered_by` an answer may carry, in characters. */
 export const MAX_ANSWERED_BY_CHARS = 200;
 
-const originOf = (request: Request, env: Env): string => publicOrigin(env, new URL(request.url).origin);
-
 /** The run routes. */
 export const runRoutes = new Hono<{ Bindings: Env }>();
 
 runRoutes.get('/runs/:id', requireApiToken, async (c) => {
   const id = c.req.param('id');
   const view = await runObject(c.env, id).view();
-  if (view) return c.json(await publicView(c.env, originOf(c.req.raw, c.env), view));
+  if (view) return c.json(await publicView(c.env, view));
   // The object no longer holds the run: its final record in KV, if there is one.
   const record = await readRunRecord(c.env.RUNVIL_KV, id);
   if (!record) throw new ApiError(404, `no run ${JSON.stringify(id)}`);
@@ -63,10 +60,9 @@ runRoutes.post('/runs/:id/asks/:ask_id', async (c) => {
   // or ended, or at `wait`.
   const outcome = await runObject(c.env, runId).answer(askId, body.answer, answeredBy, { waitMs: wait * 1000 });
   if (!outcome.ok) throw refused(outcome, runId);
-  const origin = originOf(c.req.raw, c.env);
-  if (credential.kind === 'api') return c.json(await publicView(c.env, origin, outcome.view));
+  if (credential.kind === 'api') return c.json(await publicView(c.env, outcome.view));
   // The holder of one ask's token sees that ask and the run's status: no other ask, no result.
-  return c.json(await askTokenResponse(c.env, origin, outcome.ask, outcome.view));
+  return c.json(await askTokenResponse(c.env, outcome.ask, outcome.view));
 });
 
 runRoutes.post('/runs/:id/cancel', requireApiToken, async (c) => {
@@ -77,7 +73,7 @@ runRoutes.post('/runs/:id/cancel', requireApiToken, async (c) => {
   if (body.reason !== undefined && typeof body.reason !== 'string') throw new ApiError(400, '`reason` must be a string', { field: 'reason' });
   const outcome = await run.cancel(body.reason?.trim() || 'cancelled through the API');
   if (!outcome.ok) throw refused(outcome, c.req.param('id'));
-  return c.json(await publicView(c.env, originOf(c.req.raw, c.env), outcome.view));
+  return c.json(await publicView(c.env, outcome.view));
 });
 
 runRoutes.get('/runs/:id/notifications', requireApiToken, async (c) => {
