@@ -77,7 +77,11 @@ export class CallbackListener {
       return refuse(401, "wrong token: send the callback_token of this tool call (it delivers that call's result only)");
     }
     const text = await readBody(request);
-    if (text === null) return refuse(413, `the request body is larger than ${MAX_BODY_BYTES} bytes (1 MiB)`);
+    if (text === null) {
+      // Cut off as it came: the call ends the run with Limit (tool-output-cap.ts) rather than wait for its deadline.
+      this.deliver(callId, { oversized: true });
+      return refuse(413, `the request body is larger than ${MAX_BODY_BYTES} bytes (1 MiB)`);
+    }
     let body: unknown;
     try {
       body = JSON.parse(text);

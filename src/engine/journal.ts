@@ -89,11 +89,16 @@ export class EffectRunner {
     return { seq, answer: recorded.answer };
   }
 
-  /** Performs a claimed effect through the Harness and journals its answer (unless the run has ended). */
+  /**
+   * Performs a claimed effect through the Harness and journals its answer (unless the run has
+   * ended). An answer of kind `limit` (a tool output past its cap) ends the run with `Limit`
+   * and is not journaled: the run stops there, and its journal never holds what passed a cap.
+   */
   async perform(chain: string, seq: number, request: EffectRequest, section: string | null, runId: string): Promise<EffectAnswer> {
     const context: EffectContext = { runId, chain, seq, section };
     const answer = await this.harness.perform(request, context);
-    if (!this.closed) await this.append({ chain, seq, request: journaled(request), answer });
+    if (!answer.ok && answer.error.kind === 'limit') this.meter?.exceed(answer.error.message);
+    else if (!this.closed) await this.append({ chain, seq, request: journaled(request), answer });
     return answer;
   }
 

@@ -87,6 +87,11 @@ export class RunMeter {
     return true;
   }
 
+  /** Ends the run with `Limit` for a cap counted elsewhere (a tool output's, in the Host). */
+  exceed(message: string): void {
+    this.runStop.exceed(message);
+  }
+
   private stop(message: string): string {
     this.runStop.exceed(message);
     return message;

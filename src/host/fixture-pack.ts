@@ -90,5 +90,6 @@ async function answerLater(tool: string, answer: ToolOutcome, wait: { mode: true
   if (end.kind === 'expired') return { ok: false, message: noResultWithin(tool, wait.timeout) };
   if (end.kind === 'closed') return { ok: false, message: callClosed(tool) };
   const result = end.result;
-  return 'error' in result ? { ok: false, message: result.error } : { ok: true, output: String(result.output) };
+  // A fixture's results are its own, never cut off as oversized.
+  return 'output' in result ? { ok: true, output: String(result.output) } : { ok: false, message: 'error' in result ? result.error : `${tool}: oversized` };
 }

@@ -12,6 +12,7 @@ import type { Recording } from './recording.ts';
 import type { RunStore } from './run-store.ts';
 import type { CallLedger } from './tool-calls.ts';
 import { checkToolArguments } from './tool-arguments.ts';
+import { capOutput } from './tool-output-cap.ts';
 
 /** What one run's Harness works with. */
 export interface HarnessOptions {
@@ -78,8 +79,10 @@ async function callTool(options: HarnessOptions, tool: string, args: Json, effec
     ...(options.calls ? { calls: options.calls } : {}),
   };
   try {
-    const outcome = await pack.call(tool, (args ?? {}) as { [key: string]: Json }, context);
-    return outcome.ok ? answered(outcome.output) : failed('tool', outcome.message);
+    // Measured before the journal or a VM sees it, whichever Pack answered.
+    const outcome = capOutput(await pack.call(tool, (args ?? {}) as { [key: string]: Json }, context), pack.manifest.fqName, tool);
+    if (outcome.ok) return answered(outcome.output);
+    return failed(outcome.limit ? 'limit' : 'tool', outcome.message);
   } catch (error) {
     // A Pack bug must not leak its stack to the model: the model-safe text names the tool only.
     return failed('tool', `${tool}: the tool failed unexpectedly`);

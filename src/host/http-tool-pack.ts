@@ -17,6 +17,7 @@ import { pathText } from '../config/yaml-shape.ts';
 import { DEFAULT_RETRY, sendCall, type RetryPolicy } from './http-tool-send.ts';
 import type { Pack, ToolContext, ToolManifest, ToolOutcome } from './pack.ts';
 import { callClosed, callIdOf, noResultWithin, type CallEnd, type ToolResult } from './tool-calls.ts';
+import { outputCapExceeded, TOOL_OUTPUT_BYTES } from './tool-output-cap.ts';
 
 /** What an HTTP tool Pack is built with beside its configuration. */
 export interface HttpToolPackOptions {
@@ -69,7 +70,10 @@ export function httpToolPack(config: ConfiguredPack & { source: HttpSource }, op
       if (!found.ok) return { ok: false, message: `${tool}: ${found.message}` };
       const callId = await callIdOf(context.runId, context.effect);
       const record = ledger.open({ callId, tool, chain: context.effect.chain, timeoutSeconds: timeout });
-      const output = outputOf(tools.find((entry) => entry.id === tool)!);
+      const output = outputOf(
+        config.fqName,
+        tools.find((entry) => entry.id === tool)!,
+      );
       if (record.state !== 'sending') return endedAs(tool, timeout, await ledger.wait(callId), output);
       // Waited on before the call goes out: a result posted before the 202 arrives is not missed.
       const ended = ledger.wait(callId);
@@ -106,11 +110,12 @@ export function httpToolPack(config: ConfiguredPack & { source: HttpSource }, op
 
 const signalOf = (context: ToolContext): { signal?: AbortSignal } => (context.signal ? { signal: context.signal } : {});
 
-/** Turns a result into the tool's answer: text for a plain tool, JSON text for a structured one. */
+/** Turns a result into the tool's answer: text for a plain tool, JSON text for a structured one; one past the cap, Limit. */
 const outputOf =
-  (manifest: ToolManifest) =>
+  (fqName: string, manifest: ToolManifest) =>
   (result: ToolResult): ToolOutcome => {
     if ('error' in result) return { ok: false, message: result.error };
+    if ('oversized' in result) return outputCapExceeded(fqName, manifest.id, TOOL_OUTPUT_BYTES);
     if (manifest.output === 'structured') return { ok: true, output: JSON.stringify(result.output) };
     if (typeof result.output === 'string') return { ok: true, output: result.output };
     return { ok: false, message: `${manifest.id}: the tool service's output is not text (a plain tool's output is a string)` };

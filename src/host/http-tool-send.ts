@@ -4,10 +4,13 @@
  * on a 5xx, a network error or no answer within the attempt's timeout (3 tries, with
  * backoff), each try signed anew (the same id, a fresh timestamp). Redirects are not
  * followed: a signed call and its callback token go to the configured URL and nowhere else.
+ * An answer is read up to its bound (tool-output-cap.ts), and one past it is `oversized`.
  */
 import { Webhook } from 'standardwebhooks';
 import type { Json } from '../json/json.ts';
+import { boundedText } from './bounded-body.ts';
 import type { ToolResult } from './tool-calls.ts';
+import { answerBytesFor, TOOL_OUTPUT_BYTES } from './tool-output-cap.ts';
 
 /** How often and how patiently a call is tried. */
 export interface RetryPolicy {
@@ -37,7 +40,7 @@ export interface SignedCall {
 export async function sendCall(
   call: SignedCall,
   policy: RetryPolicy,
-  options: { fetch?: typeof fetch; signal?: AbortSignal; clock?: () => number } = {},
+  options: { fetch?: typeof fetch; signal?: AbortSignal; clock?: () => number; answerBytes?: number } = {},
 ): Promise<SendOutcome> {
   let webhook: Webhook;
   try {
@@ -63,10 +66,11 @@ export async function sendCall(
     tried++;
     try {
       const response = await doFetch(call.url, { method: 'POST', headers, body: call.body, redirect: 'manual', signal: controller.signal });
-      const text = await response.text();
+      // Counted as it streams: an answer past the bound is cut off, never read whole.
+      const text = await boundedText(response, options.answerBytes ?? answerBytesFor(TOOL_OUTPUT_BYTES));
       if (response.status === 202) return { kind: 'later' };
-      if (response.status >= 200 && response.status < 300) return answerOf(call.tool, text);
-      if (response.status < 500) return { kind: 'failed', message: refusalOf(call.tool, response.status, text) };
+      if (response.status >= 200 && response.status < 300) return text === null ? { kind: 'now', result: { oversized: true } } : answerOf(call.tool, text);
+      if (response.status < 500) return { kind: 'failed', message: refusalOf(call.tool, response.status, text ?? '') };
       last = `it failed with HTTP ${response.status}`;
     } catch {
       last = controller.signal.aborted && !options.signal?.aborted ? `it did not answer within ${policy.attemptTimeoutMs / 1000} s` : 'it could not be reached';

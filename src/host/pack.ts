@@ -33,8 +33,11 @@ export interface PackManifest {
   services?: string[];
 }
 
-/** What a tool call answers: its output text, or its model-safe failure text. */
-export type ToolOutcome = { ok: true; output: string } | { ok: false; message: string };
+/**
+ * What a tool call answers: its output text, or its model-safe failure text; or, with
+ * `limit`, a cap the call passed (its output's size), which ends the run with `Limit`.
+ */
+export type ToolOutcome = { ok: true; output: string } | { ok: false; message: string; limit?: true };
 
 /** What a tool call is lent: the run's own services. */
 export interface ToolContext {

@@ -10,8 +10,12 @@ import type { Json } from '../json/json.ts';
 import { canonicalJson } from '../json/canonical-json.ts';
 import { hexOf, sha256 } from '../json/digest.ts';
 
-/** What a service delivers for a call: its output, or its model-safe failure text. */
-export type ToolResult = { output: Json } | { error: string };
+/**
+ * What a service delivers for a call: its output, or its model-safe failure text; or, as
+ * `oversized`, an answer past the cap on one (tool-output-cap.ts), which the call was not
+ * read whole for and which ends the run with `Limit`.
+ */
+export type ToolResult = { output: Json } | { error: string } | { oversized: true };
 
 /**
  * Where a call stands: `sending` (sent, no answer yet: a replay sends it again, under the

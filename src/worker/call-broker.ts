@@ -128,7 +128,7 @@ export function takeResult(state: RunState, callId: string, result: ToolResult, 
   }
   state.atomically(() => {
     state.putCall({ ...record, state: 'done', result, received_at: new Date(now).toISOString() });
-    state.appendEvent({ type: 'tool_result_received', task: record.chain, call_id: callId, tool: record.tool, failed: 'error' in result });
+    state.appendEvent({ type: 'tool_result_received', task: record.chain, call_id: callId, tool: record.tool, failed: !('output' in result) });
   });
   return { ok: true, taken: true };
 }

@@ -9,6 +9,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, type ElicitResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker-provider.js';
+import { boundedFetch } from '../bounded-body.ts';
+import { answerBytesFor, TOOL_OUTPUT_BYTES } from '../tool-output-cap.ts';
 
 /** Where a server is, with the `${NAME}` references of its configuration resolved. */
 export interface McpEndpoint {
@@ -35,10 +37,19 @@ export const MCP_PING_MS = 5_000;
 /** Client name and version the server sees. */
 const CLIENT_INFO = { name: 'runvil', version: '0.1.0' };
 
+/** Thrown by callTool when the server's answer passed the bound on one answer's bytes. */
+export class AnswerTooLarge extends Error {
+  readonly kind = 'AnswerTooLarge';
+}
+
 /** A connected client; `elicit` answers the server's elicitation requests of the call under way. */
 export class McpConnection {
   /** Answers an elicitation of the call under way; set by each call. */
   private elicit: ((request: Elicitation) => Promise<ElicitResult>) | null = null;
+  /** Ends the call under way; set by each call. */
+  private endCall: (() => void) | null = null;
+  /** True once an answer passed the bound during the call under way. */
+  private answerPassed = false;
 
   private constructor(private readonly client: Client) {
     client.setRequestHandler(ElicitRequestSchema, async (request) => {
@@ -49,13 +60,24 @@ export class McpConnection {
     });
   }
 
-  /** Connects and completes the handshake, or throws. */
-  static async open(endpoint: McpEndpoint, signal?: AbortSignal): Promise<McpConnection> {
+  /**
+   * Connects and completes the handshake, or throws. Each answer of the server is read up to
+   * `answerBytes` (counted as it streams: tool-output-cap.ts): past it the body is cancelled,
+   * and the call under way ends with AnswerTooLarge.
+   */
+  static async open(endpoint: McpEndpoint, signal?: AbortSignal, answerBytes = answerBytesFor(TOOL_OUTPUT_BYTES)): Promise<McpConnection> {
     const client = new Client(CLIENT_INFO, { capabilities: { elicitation: { form: {} } }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
-    const transport = new StreamableHTTPClientTransport(new URL(endpoint.url), { requestInit: { headers: endpoint.headers } });
     const connection = new McpConnection(client);
+    const fetch = boundedFetch(answerBytes, () => connection.passed());
+    const transport = new StreamableHTTPClientTransport(new URL(endpoint.url), { requestInit: { headers: endpoint.headers }, fetch });
     await client.connect(transport, { timeout: MCP_CONNECT_TIMEOUT_MS, ...(signal ? { signal } : {}) });
     return connection;
+  }
+
+  /** An answer passed the bound: the call under way ends now rather than wait on a stream that was cut. */
+  private passed(): void {
+    this.answerPassed = true;
+    this.endCall?.();
   }
 
   /** Every tool the server lists, following `nextCursor` to the last page. */
@@ -89,8 +111,10 @@ export class McpConnection {
     },
   ): Promise<{ content?: unknown; structuredContent?: unknown; isError?: unknown }> {
     this.elicit = handlers.onElicit ?? null;
+    this.answerPassed = false;
     const controller = new AbortController();
     const abort = () => controller.abort();
+    this.endCall = abort;
     handlers.signal.addEventListener('abort', abort);
     if (handlers.signal.aborted) abort();
     let pingFailure: unknown = null;
@@ -110,12 +134,14 @@ export class McpConnection {
       // The legacy form `{ toolResult }` (protocol 2024-10-07) carries no content.
       return result as { content?: unknown; structuredContent?: unknown; isError?: unknown };
     } catch (error) {
+      if (this.answerPassed) throw new AnswerTooLarge(`the server's answer passed the bound on one answer`);
       if (pingFailure !== null) throw new Error(`it stopped answering during the call: ${shortReason(pingFailure)}`);
       throw error;
     } finally {
       clearInterval(pinger);
       handlers.signal.removeEventListener('abort', abort);
       this.elicit = null;
+      this.endCall = null;
     }
   }
 

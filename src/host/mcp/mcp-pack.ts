@@ -18,7 +18,8 @@ import { resolveConfigValue, type ConfiguredPack, type McpSource } from '../../c
 import { resolveConfigUrl } from '../../config/config-urls.ts';
 import { pathText } from '../../config/yaml-shape.ts';
 import type { Pack, ToolContext, ToolManifest, ToolOutcome } from '../pack.ts';
-import { McpConnection, shortReason, type Elicitation, type McpEndpoint } from './mcp-connection.ts';
+import { capOutput, outputCapExceeded, TOOL_OUTPUT_BYTES } from '../tool-output-cap.ts';
+import { AnswerTooLarge, McpConnection, shortReason, type Elicitation, type McpEndpoint } from './mcp-connection.ts';
 import { toolOutcome } from './mcp-output.ts';
 import type { McpToolList } from './mcp-tool-list.ts';
 
@@ -71,7 +72,11 @@ export function mcpToolManifests(pack: ConfiguredPack, list: McpToolList): ToolM
   }));
 }
 
-/** A Pack over a configured MCP server, with the tool list the run keeps; `onProgress` hears each call's progress. */
+/**
+ * A Pack over a configured MCP server, with the tool list the run keeps; `onProgress` hears
+ * each call's progress. An output past TOOL_OUTPUT_BYTES ends the run with `Limit`
+ * (tool-output-cap.ts), the server's answer cut off as it streams.
+ */
 export function mcpPack(
   pack: ConfiguredPack,
   list: McpToolList,
@@ -123,8 +128,9 @@ export function mcpPack(
         });
         release(connection);
         connection = null;
-        return toolOutcome(toolId, result, tool.output === 'structured');
+        return capOutput(toolOutcome(toolId, result, tool.output === 'structured'), pack.fqName, toolId);
       } catch (error) {
+        if (error instanceof AnswerTooLarge) return outputCapExceeded(pack.fqName, toolId, TOOL_OUTPUT_BYTES);
         if (context.signal?.aborted) return { ok: false, message: `${toolId}: the call was cancelled` };
         return {
           ok: false,

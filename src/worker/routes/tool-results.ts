@@ -3,6 +3,7 @@
  * it answered 202 (DESIGN.md Part 2, "HTTP tool services"), with the call's own callback
  * token (call-token.ts) or the API token. The credential is checked here, before the run
  * object is called; the response says the result was accepted and nothing about the run.
+ * A body past 1 MiB (body.ts) is refused with 413, and ends the call as `oversized`.
  */
 import { Hono } from 'hono';
 import { toolResultOf } from '../../host/tool-calls.ts';
@@ -29,7 +30,16 @@ toolResultRoutes.post('/runs/:id/tool-results/:call_id', async (c) => {
     }
   }
   checkJsonContentType(c.req.raw);
-  const parsed = toolResultOf(parseJsonObject(await readText(c.req.raw)));
+  let text: string;
+  try {
+    text = await readText(c.req.raw);
+  } catch (error) {
+    // A result past the cap on a body was cut off as it came: the call ends the run with Limit
+    // (tool-output-cap.ts) rather than wait for its deadline; the service hears 413.
+    if (error instanceof ApiError && error.status === 413) await runObject(c.env, runId).toolResult(callId, { oversized: true });
+    throw error;
+  }
+  const parsed = toolResultOf(parseJsonObject(text));
   if (!parsed.ok) throw new ApiError(400, parsed.message, parsed.field !== undefined ? { field: parsed.field } : {});
   const result = parsed.result;
   const outcome = await runObject(c.env, runId).toolResult(callId, result);

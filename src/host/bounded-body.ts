@@ -1,0 +1,66 @@
+/**
+ * Response bodies read with a byte bound: counted as they stream, and cancelled once they
+ * pass it, so a server that answers 100 MB is never read whole into memory. For the answers
+ * of servers a deployment calls (MCP servers, HTTP tool services).
+ */
+
+/** Statuses whose responses carry no body, which a Response cannot be made with. */
+const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
+
+/** The body of a response as text, or null when it passes `limit` bytes (by Content-Length, or as it streams). */
+export async function boundedText(response: Response, limit: number): Promise<string | null> {
+  if (declaredLength(response) > limit) {
+    await response.body?.cancel().catch(() => undefined);
+    return null;
+  }
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let size = 0;
+  let text = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      return null;
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+}
+
+/**
+ * A fetch whose responses' bodies fail as they pass `limit` bytes (each response counted on
+ * its own); `passed` hears it, before the reader sees the error. For a client that reads the
+ * body itself (the MCP SDK's transport), which can be handed a fetch but not a bound.
+ */
+export function boundedFetch(limit: number, passed: () => void, inner: typeof fetch = fetch): typeof fetch {
+  return async (input, init) => {
+    const response = await inner(input, init);
+    if (!response.body || NULL_BODY_STATUSES.has(response.status)) return response;
+    if (declaredLength(response) > limit) {
+      passed();
+      await response.body.cancel().catch(() => undefined);
+      throw new Error(`the server's answer is larger than ${limit} bytes`);
+    }
+    let size = 0;
+    const counted = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          size += chunk.byteLength;
+          if (size <= limit) return controller.enqueue(chunk);
+          passed();
+          // Erroring the stream cancels the response's body: nothing more is read off the wire.
+          controller.error(new Error(`the server's answer is larger than ${limit} bytes`));
+        },
+      }),
+    );
+    return new Response(counted, { status: response.status, statusText: response.statusText, headers: response.headers });
+  };
+}
+
+function declaredLength(response: Response): number {
+  const declared = Number(response.headers.get('content-length') ?? 'NaN');
+  return Number.isFinite(declared) ? declared : -1;
+}
