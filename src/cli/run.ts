@@ -10,6 +10,7 @@ import { CallbackListener } from './callback-listener.ts';
 import { fixtureHost } from '../fixture/fixture-host.ts';
 import type { HostConfig } from '../host/host.ts';
 import { runOnHost } from '../host/host.ts';
+import { exceptionText, internalRunError } from '../host/internal-error.ts';
 import type { RunOutcome } from '../engine/run.ts';
 import { parsePrompt } from '../prompt/index.ts';
 import { UsageError, type RunCommand } from './args.ts';
@@ -108,7 +109,13 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
     },
     ...(command.maxInstructions !== undefined ? { limits: { instructions: command.maxInstructions } } : {}),
     ...entryTimeLimit(command.entryTimeoutSeconds),
-  }).finally(closeAll);
+  })
+    .catch((error: unknown): RunOutcome => {
+      // The exception goes to stderr, as a log line; the run's error (the --json output too) says what happened in words.
+      io.err(`runvil: internal error: ${exceptionText(error)}\n`);
+      return { status: 'failed', error: internalRunError(error), events: [], journal: [] };
+    })
+    .finally(closeAll);
   report(outcome, command, io);
   return outcome.status === 'completed' ? 0 : 1;
 }

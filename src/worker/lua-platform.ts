@@ -16,6 +16,15 @@ let platform: Promise<LuaPlatform> | undefined;
  */
 const ISOLATE_LUA_MEMORY = 80 * 1024 * 1024;
 
+/**
+ * Forgets the isolate's platform after its wasm module aborted (which protected calls into
+ * Lua are there to prevent): the next run makes a new one, rather than every run after
+ * failing on a module that no longer works.
+ */
+export function dropIsolatePlatform(): void {
+  platform = undefined;
+}
+
 /** The isolate's platform, created on first use. */
 export function isolatePlatform(): Promise<LuaPlatform> {
   if (platform === undefined) {

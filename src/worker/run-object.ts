@@ -45,6 +45,8 @@ import { judgeAnswer } from './ask-answer.ts';
 import { forkPackSnapshots, prepareRunPacks, withPackSnapshots, withRunPacks } from './run-packs.ts';
 import type { PackSnapshot } from '../host/configured-packs.ts';
 import { workerHost } from './worker-host.ts';
+import { exceptionText, internalRunError, isRuntimeAbort } from '../host/internal-error.ts';
+import { dropIsolatePlatform } from './lua-platform.ts';
 
 /** The run Durable Object. */
 export class RunObject extends DurableObject<Env> implements RunObjectApi {
@@ -390,13 +392,12 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     this.live = live;
     live.outcome.then(
       (outcome) => this.finish(live, outcome),
-      (error: unknown) =>
-        this.finish(live, {
-          status: 'failed',
-          error: { kind: 'Lua', message: `the run object failed: ${error instanceof Error ? error.message : String(error)}` },
-          events: [],
-          journal: [],
-        }),
+      (error: unknown) => {
+        // The exception is for the log; the run's error, which clients read, says what happened in words.
+        console.error(`run ${this.state.meta()?.run_id ?? '?'}: the run object failed:`, exceptionText(error));
+        if (isRuntimeAbort(error)) dropIsolatePlatform();
+        return this.finish(live, { status: 'failed', error: internalRunError(error), events: [], journal: [] });
+      },
     );
   }
 
