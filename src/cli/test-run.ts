@@ -11,6 +11,7 @@ import { parsePrompt } from '../prompt/index.ts';
 import { argsFromData } from '../prompt/run-args.ts';
 import { judge, type TestOutcome } from './test-expect.ts';
 import type { PromptTest } from './test-file.ts';
+import { pathText } from '../config/yaml-shape.ts';
 
 /** Runs one test; answers the lines explaining its failure, or none when it passed. */
 export async function runPromptTest(platform: LuaPlatform, test: PromptTest, limit: { entryTimeLimit?: EntryTimeLimit } = {}): Promise<string[]> {
@@ -31,6 +32,17 @@ export async function runPromptTest(platform: LuaPlatform, test: PromptTest, lim
       outcome = await runOnHost(platform, host, { prompt: parsed.prompt, args: args.args, seed: test.seed ?? '0', ...limit });
     } catch (error) {
       return [`the run threw instead of ending: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`];
+    }
+    // An answer the test gives outside its ask's choices is the test file's error, at its line: the run went on from a refusal.
+    const refused = [
+      ...host.operator.refused.map(({ index, message }) => ({ path: ['answers', index], message })),
+      ...(host.recording?.refused ?? []).map(({ index, message }) => ({ path: ['recorded', index, 'output'], message })),
+    ];
+    if (refused.length > 0) {
+      return refused.map(({ path, message }) => {
+        const at = test.place(path);
+        return `${test.file}:${at.line}:${at.column}: \`${pathText(path)}\`: ${message}`;
+      });
     }
     // A recorded call the run never made is a change in what the run does, as a different one is.
     const unused = host.recording?.unused() ?? [];

@@ -17,6 +17,7 @@ import type { Json } from '../json/json.ts';
 import { runOnHost, type HostConfig } from './host.ts';
 import { ScriptedOperator } from './operator.ts';
 import { ASK_TOOL } from './recording.ts';
+import { choicesOf, notAChoice, questionOf, takesAnswer } from './ask-choices.ts';
 
 /** The ask id of a journal entry (`<chain>-<seq>`), as the API and the run's asks name it. */
 export const askIdOfEntry = (entry: JournalEntry): string => `${entry.chain}-${entry.seq}`;
@@ -26,8 +27,8 @@ export type ForkPrefix = { ok: true; journal: JournalEntry[]; firstReplaced: num
 
 /**
  * The first `at` entries of `journal`, with each ask of `answers` (by ask id) answered with
- * the given text. `at` must lie from 0 to the journal's length, and every ask id must be an
- * ask those entries hold.
+ * the given text. `at` must lie from 0 to the journal's length, every ask id must be an ask
+ * those entries hold, and an ask with choices takes only one of them.
  */
 export function forkPrefix(journal: readonly JournalEntry[], at: number, answers: ReadonlyMap<string, string>): ForkPrefix {
   if (!Number.isSafeInteger(at) || at < 0 || at > journal.length) {
@@ -54,6 +55,12 @@ export function forkPrefix(journal: readonly JournalEntry[], at: number, answers
       };
     }
     const entry = prefix[index]!;
+    // As the live route refuses it: an answer Lua gets is one the ask offered.
+    const args = entry.request.op === 'tool.call' ? entry.request.args : undefined;
+    const choices = choicesOf(args);
+    if (!takesAnswer(choices, text)) {
+      return { ok: false, field: 'answers', message: `\`answers\`: ${notAChoice({ id: askId, question: questionOf(args) }, text, choices ?? [])}` };
+    }
     prefix[index] = { ...entry, answer: { ok: true, value: text } };
     firstReplaced = firstReplaced === null ? index : Math.min(firstReplaced, index);
   }

@@ -1,6 +1,7 @@
 /**
  * The operator: the human a run can ask. A terminal, a chat integration, or a fixture.
  */
+import { notAChoice, takesAnswer } from './ask-choices.ts';
 
 /** The answer to an ask: the operator's text, or a model-safe failure. */
 export type OperatorAnswer = { ok: true; text: string } | { ok: false; message: string };
@@ -33,13 +34,41 @@ export interface Operator {
 /** The model-safe message of an ask nobody can answer. */
 export const OPERATOR_WINDOW_CLOSED = "the operator's window closed";
 
-/** An operator that answers from a list, then fails every further ask. */
+/** An answer of a list refused because its ask offered choices and it is none of them. */
+export interface RefusedAnswer {
+  /** Its place in the list, from 0. */
+  index: number;
+  /** Why, naming the ask and its choices (ask-choices.ts). */
+  message: string;
+}
+
+/**
+ * An operator that answers from a list, then fails every further ask. An answer outside its
+ * ask's choices is refused, as the API refuses it: the ask fails with why, and `refused`
+ * keeps it for whoever wrote the list (a test file names its line).
+ */
 export class ScriptedOperator implements Operator {
   private next = 0;
+  /** The answers refused so far, in the order they were asked for. */
+  readonly refused: RefusedAnswer[] = [];
   constructor(private readonly answers: readonly string[]) {}
 
-  async ask(): Promise<OperatorAnswer> {
-    const answer = this.answers[this.next++];
-    return answer === undefined ? { ok: false, message: OPERATOR_WINDOW_CLOSED } : { ok: true, text: answer };
+  async ask(context: AskContext = {}): Promise<OperatorAnswer> {
+    const index = this.next++;
+    const answer = this.answers[index];
+    if (answer === undefined) return { ok: false, message: OPERATOR_WINDOW_CLOSED };
+    const choices = context.choices ?? null;
+    if (!takesAnswer(choices, answer)) {
+      const message = notAChoice({ id: askIdOf(context), question: context.question }, answer, choices ?? []);
+      this.refused.push({ index, message });
+      return { ok: false, message };
+    }
+    return { ok: true, text: answer };
   }
+}
+
+/** An ask's id as the API names it (`<chain>-<seq>`, `.N` for a further ask of one effect). */
+function askIdOf(context: AskContext): string {
+  if (!context.effect) return '(with no id)';
+  return `${context.effect.chain}-${context.effect.seq}${context.part ? `.${context.part}` : ''}`;
 }

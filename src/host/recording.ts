@@ -23,6 +23,7 @@ import { clip, effectWords, sectionWords } from '../engine/effect-words.ts';
 import { answered, failed, type EffectAnswer, type EffectRequest } from '../engine/effects.ts';
 import type { Json } from '../json/json.ts';
 import { scriptedOutcome, type ScriptedReply } from '../models/scripted.ts';
+import { choicesOf, notAChoice, questionOf, takesAnswer } from './ask-choices.ts';
 
 /** The tool through which a run asks its operator; its answers live in `answers:`. */
 export const ASK_TOOL = 'user-input/ask';
@@ -77,6 +78,8 @@ export class Recording {
   private readonly byChain = new Map<string, { calls: { call: RecordedCall; index: number }[]; next: number }>();
   private readonly replies: Map<string, ScriptedReply[]>;
   private readonly clock: Map<string, ClockReading[]>;
+  /** Recorded asks whose answer is none of the ask's choices (`index` in the recorded calls), refused as the API refuses them. */
+  readonly refused: { index: number; message: string }[] = [];
 
   constructor({ calls = [], replies = [], clock = [] }: RecordedEffects) {
     calls.forEach((call, index) => {
@@ -121,7 +124,16 @@ export class Recording {
       );
     }
     queue.next++;
-    return recorded.outcome.ok ? answered(recorded.outcome.output) : failed('tool', recorded.outcome.message);
+    if (!recorded.outcome.ok) return failed('tool', recorded.outcome.message);
+    const output = recorded.outcome.output;
+    // A recorded ask's answer is an operator's answer: one of the ask's choices when it offers some, as the API takes it.
+    const choices = request.tool === ASK_TOOL ? choicesOf(request.args) : null;
+    if (choices !== null && (typeof output !== 'string' || !takesAnswer(choices, output))) {
+      const message = notAChoice({ id: `made by chain ${chain}`, question: questionOf(request.args) }, output, choices);
+      this.refused.push({ index: next.index, message });
+      return failed('tool', message);
+    }
+    return answered(output);
   }
 
   /** The recorded calls no chain reached, in words (empty when the run made them all). */

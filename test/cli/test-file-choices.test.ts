@@ -1,0 +1,142 @@
+/**
+ * A test file's answers to an ask with choices: only one of the choices reaches Lua, as the
+ * API takes only those (POST /runs/:id/asks/:ask_id answers 400 naming them). An answer
+ * outside them, in `answers:` or as a recorded ask's output, is the test file's error at
+ * its line, naming the ask and its choices; matched exactly, as the API matches.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { readTestText } from '../../src/cli/test-file.ts';
+import { runPromptTest } from '../../src/cli/test-run.ts';
+import type { LuaPlatform } from '../../src/engine/lua/vm.ts';
+import { newPlatform } from '../engine/helpers.ts';
+
+let platform: LuaPlatform;
+beforeAll(async () => {
+  platform = await newPlatform();
+});
+
+/** A prompt that asks `question` with `choices` (Lua table text) and returns the answer. */
+const source = (choices: string, question = 'Ship it?') => `---
+name: choosy
+description: Asks with choices.
+runvil: 0
+uses: [user-input]
+---
+# Choosy
+
+## Ask
+
+\`\`\`lua
+return 'got ' .. tools.call('user-input/ask', { question = ${JSON.stringify(question)}, choices = ${choices} })
+\`\`\`
+`;
+
+/** A test file of `source` with the given YAML lines after it. */
+const testFile = (prompt: string, rest: string) => `source: |\n${prompt.replace(/^/gm, '  ').trimEnd()}\n${rest}`;
+
+/** Runs a test file's text as `runvil test` would; its failure lines (none when it passed). */
+async function run(text: string): Promise<string[]> {
+  const read = await readTestText(text, 'choosy.test.yaml', async () => 'no files');
+  if (!read.ok) return read.problems.map((problem) => `${problem.line}:${problem.column}: ${problem.message}`);
+  return runPromptTest(platform, read.value);
+}
+
+const YES_NO = "{ 'Yes', 'No' }";
+/** The line of `answers:`'s first item in testFile(source(...), ANSWERS...). */
+const answersLine = source(YES_NO).split('\n').length + 2;
+
+describe("a test file's answers to an ask with choices", () => {
+  it('passes with one of the choices', async () => {
+    expect(await run(testFile(source(YES_NO), 'answers:\n  - "No"\nexpect:\n  result: got No\n'))).toEqual([]);
+  });
+
+  it('is refused at its line for an answer outside them, naming the ask, its question and every choice', async () => {
+    expect(await run(testFile(source(YES_NO), 'answers:\n  - "Maybe"\nexpect:\n  result: got Maybe\n'))).toEqual([
+      `choosy.test.yaml:${answersLine}:5: \`answers[0]\`: the answer "Maybe" is not one of the choices of the ask 0-1 ("Ship it?"): "Yes", "No"`,
+    ]);
+  });
+
+  it('matches exactly: another case, or the choice with whitespace around it, is refused', async () => {
+    for (const answer of ['yes', 'YES', ' Yes', 'Yes ', 'Yes\n', '\tNo']) {
+      const lines = await run(testFile(source(YES_NO), `answers:\n  - ${JSON.stringify(answer)}\nexpect:\n  result: got ${answer.trim()}\n`));
+      expect(lines).toEqual([expect.stringContaining(`\`answers[0]\`: the answer ${JSON.stringify(answer)} is not one of the choices of the ask 0-1`)]);
+    }
+  });
+
+  it('takes a number as its text, and refuses it when that text is no choice', async () => {
+    const numbered = source("{ '1', '2' }");
+    expect(await run(testFile(numbered, 'answers: [2]\nexpect:\n  result: got 2\n'))).toEqual([]);
+    expect(await run(testFile(source("{ '1.0' }"), 'answers: [1.0]\nexpect:\n  result: got 1.0\n'))).toEqual([
+      expect.stringContaining('`answers[0]`: the answer "1" is not one of the choices of the ask 0-1 ("Ship it?"): "1.0"'),
+    ]);
+  });
+
+  it('refuses answers that are not texts before anything runs', async () => {
+    for (const answer of ['true', '~', '{ pick: Yes }', '[Yes]']) {
+      const lines = await run(testFile(source(YES_NO), `answers:\n  - ${answer}\nexpect:\n  result: got Yes\n`));
+      expect(lines).toEqual([`${answersLine}:5: \`answers[0]\` must be a text`]);
+    }
+  });
+
+  it('compares Unicode choices as written: the same letters in another normal form are refused', async () => {
+    const composed = 'Café ☕';
+    const decomposed = composed.normalize('NFD');
+    const unicode = source(`{ ${JSON.stringify(composed)}, '日本' }`, 'Où ?');
+    expect(await run(testFile(unicode, `answers:\n  - ${JSON.stringify(composed)}\nexpect:\n  result: got ${composed}\n`))).toEqual([]);
+    expect(await run(testFile(unicode, `answers:\n  - ${JSON.stringify(decomposed)}\nexpect:\n  result: got x\n`))).toEqual([
+      `choosy.test.yaml:${answersLine}:5: \`answers[0]\`: the answer ${JSON.stringify(decomposed)} is not one of the choices of the ask 0-1 ("Où ?"): ${JSON.stringify(composed)}, "日本"`,
+    ]);
+  });
+
+  it('names each refused answer, the later ones too', async () => {
+    const twice = source(YES_NO).replace("return 'got ' .. tools.call", "tools.call('user-input/ask', { question = 'Free?' })\nreturn 'got ' .. tools.call");
+    const lines = await run(testFile(twice, 'answers:\n  - anything\n  - nope\nexpect:\n  result: got x\n'));
+    expect(lines).toEqual([
+      expect.stringMatching(/:5: `answers\[1\]`: the answer "nope" is not one of the choices of the ask 0-2 \("Ship it\?"\): "Yes", "No"$/),
+    ]);
+  });
+});
+
+describe("a test file's recorded ask outside its choices", () => {
+  /** Asks from a task: its ask is a recorded call, answered from `recorded:`. */
+  const inTask = `---
+name: choosy
+description: Asks with choices in a task.
+runvil: 0
+uses: [user-input]
+---
+# Choosy
+
+## Main
+
+\`\`\`lua
+return tasks.await(tasks.spawn('## Ask'))
+\`\`\`
+
+## Ask
+
+\`\`\`lua
+return 'got ' .. tools.call('user-input/ask', { question = 'Ship it?', choices = { 'Yes', 'No' } })
+\`\`\`
+`;
+  const recorded = (output: string) =>
+    `recorded:\n  - tool: user-input/ask\n    args: { question: "Ship it?", choices: [ "Yes", "No" ] }\n    task: "0.0"\n    output: ${output}\nexpect:\n  result: got Yes\n`;
+
+  it('passes with one of the choices', async () => {
+    expect(await run(testFile(inTask, recorded('"Yes"')))).toEqual([]);
+  });
+
+  it('is refused at its output, naming the chain, the question and the choices', async () => {
+    for (const [output, shown] of [
+      ['"yes"', '"yes"'],
+      ['" Yes"', '" Yes"'],
+      ['42', '42'],
+      ['{ pick: "Yes" }', '{"pick":"Yes"}'],
+    ] as const) {
+      const lines = await run(testFile(inTask, recorded(output)));
+      expect(lines).toEqual([
+        `choosy.test.yaml:25:13: \`recorded[0].output\`: the answer ${shown} is not one of the choices of the ask made by chain 0.0 ("Ship it?"): "Yes", "No"`,
+      ]);
+    }
+  });
+});
