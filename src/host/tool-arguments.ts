@@ -13,10 +13,16 @@
 import { Validator, type OutputUnit, type Schema, type SchemaDraft } from '@cfworker/json-schema';
 import { wireName } from '../prompt/name-grammar.ts';
 import type { Json } from '../json/json.ts';
+import { parameterSchemaProblem, schemaPatterns } from '../json/parameter-schema-limits.ts';
+import { withLinearPatterns } from './linear-regexp.ts';
 import type { ToolManifest } from './pack.ts';
 
-/** A tool's compiled check: a Validator, none (its schema describes no arguments), or why it cannot check. */
-type Compiled = { validator: Validator } | { validator: null } | { broken: true };
+/**
+ * A tool's compiled check: a Validator (`linear` when its schema has regular expressions,
+ * which then run on RE2: linear-regexp.ts), none (its schema describes no arguments), or why
+ * it cannot check (a schema past the bounds of parameter-schema-limits.ts says which).
+ */
+type Compiled = { validator: Validator; linear: boolean } | { validator: null } | { broken: true; problem?: string };
 
 const compiled = new WeakMap<ToolManifest, Compiled>();
 
@@ -35,11 +41,12 @@ const MAX_TEXT = 80;
 export function checkToolArguments(tool: ToolManifest, args: Json): string | null {
   const wire = wireName(tool.id);
   const check = compile(tool);
-  if ('broken' in check) return brokenSchema(wire);
+  if ('broken' in check) return brokenSchema(wire, check.problem);
   if (check.validator === null) return null;
+  const validator = check.validator;
   let outcome;
   try {
-    outcome = check.validator.validate(args ?? {});
+    outcome = check.linear ? withLinearPatterns(() => validator.validate(args ?? {})) : validator.validate(args ?? {});
   } catch {
     // A schema that dereferenced but cannot run (such as a `pattern` that is no regular expression).
     compiled.set(tool, { broken: true });
@@ -49,8 +56,8 @@ export function checkToolArguments(tool: ToolManifest, args: Json): string | nul
   return `${wire}: ${describe(outcome.errors, tool.parameters as Schema, args ?? {})}`;
 }
 
-function brokenSchema(wire: string): string {
-  return `${wire}: the tool's parameter schema is not valid JSON Schema, so its arguments cannot be checked`;
+function brokenSchema(wire: string, problem?: string): string {
+  return `${wire}: the tool's parameter schema ${problem ?? 'is not valid JSON Schema'}, so its arguments cannot be checked`;
 }
 
 /** The tool's Validator, built once per tool. */
@@ -59,12 +66,16 @@ function compile(tool: ToolManifest): Compiled {
   if (known) return known;
   let entry: Compiled;
   const schema = tool.parameters;
+  const problem = isObject(schema) ? parameterSchemaProblem(schema) : null;
   if (!isObject(schema)) {
     entry = { validator: null };
+  } else if (problem !== null) {
+    entry = { broken: true, problem };
   } else {
     try {
       // A copy: the validator marks the schema objects it walks, and a manifest may be frozen.
-      entry = { validator: new Validator(structuredClone(schema) as Schema, draftOf(schema), true) };
+      const validator = new Validator(structuredClone(schema) as Schema, draftOf(schema), true);
+      entry = { validator, linear: schemaPatterns(schema).length > 0 };
     } catch {
       entry = { broken: true };
     }

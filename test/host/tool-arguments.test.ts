@@ -103,7 +103,9 @@ describe('checkToolArguments', () => {
   it('fails a call whose tool schema cannot be used, with a model-safe message', () => {
     const expected = "acme_broken: the tool's parameter schema is not valid JSON Schema, so its arguments cannot be checked";
     expect(checkToolArguments(tool({ $ref: '#/nowhere' }, 'acme/broken'), {})).toBe(expected);
-    expect(checkToolArguments(tool({ type: 'object', properties: { a: { type: 'string', pattern: '(' } } }, 'acme/broken'), { a: 'x' })).toBe(expected);
+    expect(checkToolArguments(tool({ type: 'object', properties: { a: { type: 'string', pattern: '(' } } }, 'acme/broken'), { a: 'x' })).toBe(
+      `acme_broken: the tool's parameter schema has the pattern "(", which is not a regular expression, so its arguments cannot be checked`,
+    );
   });
 
   it('builds one validator per tool and keeps it, leaving the manifest untouched', () => {
