@@ -3,6 +3,8 @@
  * the size they are asked for (in MiB), as text or as structured content. Listens on
  * 127.0.0.1 on the port PORT names; `/mcp` answers over an SSE stream (the SDK's default),
  * `/mcp-json` as one JSON body; `/health` answers 200. Stateless: a server per request.
+ * `/tools` is an HTTP tool service (DESIGN.md Part 2) that answers every call at once,
+ * 200 {"output"} of the size its `mib` argument asks for (it checks no signature).
  * Prints `listening on port N` to stderr once it listens.
  */
 import { createServer } from 'node:http';
@@ -36,8 +38,20 @@ function hostileServer() {
   return server;
 }
 
+/** Answers a tool call at once with an output of the size it asks for. */
+function toolService(request, response) {
+  let body = '';
+  request.setEncoding('utf8');
+  request.on('data', (chunk) => (body += chunk));
+  request.on('end', () => {
+    const mib = Number(JSON.parse(body).arguments?.mib ?? 0);
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ output: text(mib) }));
+  });
+}
+
 const http = createServer(async (request, response) => {
   if (request.url === '/health') return void response.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+  if (request.url === '/tools') return toolService(request, response);
   if (request.url !== '/mcp' && request.url !== '/mcp-json') return void response.writeHead(404).end();
   const server = hostileServer();
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: request.url === '/mcp-json' });

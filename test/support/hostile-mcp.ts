@@ -7,10 +7,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './mcp-server.ts';
 
-/** A running hostile server: its SSE and JSON endpoints, its health URL, and how to stop it. */
+/** A running hostile server: its MCP endpoints (SSE, JSON), its HTTP tool service, its health URL, and how to stop it. */
 export interface HostileMcpServer {
   url: string;
   jsonUrl: string;
+  toolsUrl: string;
   healthUrl: string;
   stop(): Promise<void>;
 }
@@ -55,6 +56,7 @@ export async function startHostileMcpServer(): Promise<HostileMcpServer> {
   return {
     url: `${origin}/mcp`,
     jsonUrl: `${origin}/mcp-json`,
+    toolsUrl: `${origin}/tools`,
     healthUrl: `${origin}/health`,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;

@@ -10,6 +10,7 @@ import type { Operator } from '../../../src/host/operator.ts';
 import type { Pack } from '../../../src/host/pack.ts';
 import type { Env } from '../../../src/worker/env.ts';
 import { workerHost } from '../../../src/worker/worker-host.ts';
+import { deploymentConfig } from '../../../src/worker/deployment.ts';
 import { grabPack, w3Reply } from '../../../bench/workloads.ts';
 import { createApp } from '../../../src/worker/app.ts';
 import { textVars } from '../../../src/worker/env.ts';
@@ -84,7 +85,8 @@ const feedPack: Pack = {
 
 /** The test Host of one run. */
 export function testHost(env: Env, operator: Operator, runId: string): HostConfig {
-  const base = workerHost(env, operator);
+  // With runvil.yaml's HTTP tool services, as the run object's own Host has them (a test replaces the configuration).
+  const base = workerHost(env, operator, deploymentConfig());
   const packs = base.packs.map((pack) =>
     pack.manifest.fqName !== 'runvil/user-input'
       ? pack
