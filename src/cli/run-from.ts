@@ -16,6 +16,7 @@ import { argsFromData } from '../prompt/run-args.ts';
 import type { Json } from '../json/json.ts';
 import { UsageError } from './args.ts';
 import { loadTestFile } from './test-file.ts';
+import { pathText } from '../config/yaml-shape.ts';
 
 /** The recorded run a fork starts from: its prompt, args, seed and first N journal entries. */
 export interface RecordedStart {
@@ -36,11 +37,17 @@ export async function recordedStart(file: string, until: number | undefined, pla
   const args = argsFromData(parsed.prompt.frontmatter.args, test.args);
   if (!args.ok) throw new UsageError(`the args of ${file} do not fit its prompt: ${args.message}`, { file });
   const seed = test.seed ?? '0';
-  const recorded = await runOnHost(platform, fixtureHost(test.host, test.answers, test.model, { calls: test.recorded, clock: test.clock }), {
-    prompt: parsed.prompt,
-    args: args.args,
-    seed,
-  });
+  const host = fixtureHost(test.host, test.answers, test.model, { calls: test.recorded, clock: test.clock });
+  const recorded = await runOnHost(platform, host, { prompt: parsed.prompt, args: args.args, seed });
+  // As `runvil test` refuses it: a journal rebuilt from an answer outside its ask's choices is no run the API could have made.
+  const refused = [
+    ...host.operator.refused.map(({ index, message }) => ({ path: ['answers', index], message })),
+    ...(host.recording?.refused ?? []).map(({ index, message }) => ({ path: ['recorded', index, 'output'], message })),
+  ][0];
+  if (refused) {
+    const at = test.place(refused.path);
+    throw new UsageError(`\`${pathText(refused.path)}\`: ${refused.message}`, { file, line: at.line, column: at.column });
+  }
   const length = recorded.journal.length;
   const at = until ?? length;
   if (at > length) {

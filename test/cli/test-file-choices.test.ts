@@ -9,6 +9,7 @@ import { readTestText } from '../../src/cli/test-file.ts';
 import { runPromptTest } from '../../src/cli/test-run.ts';
 import type { LuaPlatform } from '../../src/engine/lua/vm.ts';
 import { newPlatform } from '../engine/helpers.ts';
+import { cli, tempDir } from './helpers.ts';
 
 let platform: LuaPlatform;
 beforeAll(async () => {
@@ -137,6 +138,22 @@ return 'got ' .. tools.call('user-input/ask', { question = 'Ship it?', choices =
       expect(lines).toEqual([
         `choosy.test.yaml:25:13: \`recorded[0].output\`: the answer ${shown} is not one of the choices of the ask made by chain 0.0 ("Ship it?"): "Yes", "No"`,
       ]);
+    }
+  });
+});
+
+describe('runvil run --from a test file with an answer outside its choices', () => {
+  it('refuses to rebuild the run, naming the answer at its line, the ask and its choices', async () => {
+    const dir = await tempDir({ 'choosy.test.yaml': testFile(source(YES_NO), 'answers: [Maybe]\nexpect:\n  result: got Maybe\n') });
+    try {
+      const result = await cli(['run', '--from', dir.path('choosy.test.yaml')]);
+      expect(result.status).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain(
+        `choosy.test.yaml:${answersLine - 1}:11: \`answers[0]\`: the answer "Maybe" is not one of the choices of the ask 0-1 ("Ship it?"): "Yes", "No"`,
+      );
+    } finally {
+      await dir.cleanup();
     }
   });
 });
