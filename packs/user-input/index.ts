@@ -4,10 +4,15 @@
  */
 import type { Pack } from '../../src/host/pack.ts';
 import type { Json } from '../../src/json/json.ts';
-import { MAX_ASK_TIMEOUT_SECONDS, MAX_CHOICE_CHARS, MAX_CHOICES, USER_INPUT_MANIFEST } from './manifest.ts';
+import { charCount, choicesProblem, questionProblem } from '../../src/host/ask-limits.ts';
+import { MAX_ASK_TIMEOUT_SECONDS, MAX_CHOICE_CHARS, MAX_CHOICES, MAX_QUESTION_CHARS, USER_INPUT_MANIFEST } from './manifest.ts';
 
 /** user-input/ask's failure when the question is given but is not a string. */
 export const QUESTION_NOT_TEXT = 'user-input_ask: question must be a string';
+
+/** user-input/ask's failure when the question is longer than MAX_QUESTION_CHARS. */
+export const questionTooLong = (chars: number): string =>
+  `user-input_ask: question is ${chars} characters long; an ask's question takes at most ${MAX_QUESTION_CHARS}`;
 
 /** user-input/ask's failure when `choices` is not a list of distinct non-empty strings. */
 export const CHOICES_NOT_TEXTS = `user-input_ask: choices must be a list of 1 to ${MAX_CHOICES} distinct strings of 1 to ${MAX_CHOICE_CHARS} characters`;
@@ -16,11 +21,7 @@ export const CHOICES_NOT_TEXTS = `user-input_ask: choices must be a list of 1 to
 export const TIMEOUT_NOT_SECONDS = `user-input_ask: timeout must be a number of seconds above 0 and at most ${MAX_ASK_TIMEOUT_SECONDS}`;
 
 /** True for a list of 1 to MAX_CHOICES distinct strings of 1 to MAX_CHOICE_CHARS characters. */
-function validChoices(value: Json): boolean {
-  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_CHOICES) return false;
-  if (!value.every((choice) => typeof choice === 'string' && choice.length > 0 && [...choice].length <= MAX_CHOICE_CHARS)) return false;
-  return new Set(value).size === value.length;
-}
+const validChoices = (value: Json): boolean => Array.isArray(value) && choicesProblem(value) === null;
 
 /** Builds runvil/user-input. */
 export function userInputPack(): Pack {
@@ -32,6 +33,8 @@ export function userInputPack(): Pack {
       if (question !== undefined && question !== null && typeof question !== 'string') {
         return { ok: false, message: QUESTION_NOT_TEXT };
       }
+      // Refused before the operator sees it: an ask is stored, indexed and notified whole.
+      if (typeof question === 'string' && questionProblem(question) !== null) return { ok: false, message: questionTooLong(charCount(question)) };
       const choices = args.choices;
       if (choices !== undefined && choices !== null && !validChoices(choices)) return { ok: false, message: CHOICES_NOT_TEXTS };
       const timeout = args.timeout;

@@ -3,14 +3,11 @@
  * prelude that wraps it as `input.ask()`.
  */
 import type { PackManifest } from '../../src/host/pack.ts';
+import { MAX_ASK_TIMEOUT_SECONDS, MAX_CHOICE_CHARS, MAX_CHOICES, MAX_QUESTION_CHARS } from '../../src/host/ask-limits.ts';
 import { USER_INPUT_PRELUDE } from './prelude.ts';
 
-/** The most choices an ask offers, and the longest one, in characters. */
-export const MAX_CHOICES = 25;
-export const MAX_CHOICE_CHARS = 200;
-
-/** The longest timeout an ask takes: 30 days, in seconds. */
-export const MAX_ASK_TIMEOUT_SECONDS = 2_592_000;
+// The caps of every ask (src/host/ask-limits.ts), written into the schema the model reads.
+export { MAX_ASK_TIMEOUT_SECONDS, MAX_CHOICE_CHARS, MAX_CHOICES, MAX_QUESTION_CHARS };
 
 /** The manifest of runvil/user-input. */
 export const USER_INPUT_MANIFEST: PackManifest = {
@@ -23,7 +20,11 @@ export const USER_INPUT_MANIFEST: PackManifest = {
       parameters: {
         type: 'object',
         properties: {
-          question: { type: 'string', description: 'What to ask the operator; leave it out to wait for their next message.' },
+          question: {
+            type: 'string',
+            maxLength: MAX_QUESTION_CHARS,
+            description: 'What to ask the operator; leave it out to wait for their next message.',
+          },
           choices: {
             type: 'array',
             items: { type: 'string', minLength: 1, maxLength: MAX_CHOICE_CHARS },

@@ -12,6 +12,7 @@
  * Several chains of a run can wait on asks at once, each answered on its own, in any order.
  * When a task is cancelled, its pending asks close: nobody waits for their answers now.
  */
+import { askProblem } from '../host/ask-limits.ts';
 import { OPERATOR_WINDOW_CLOSED, type AskContext, type Operator, type OperatorAnswer } from '../host/operator.ts';
 import type { RunState } from './run-state.ts';
 
@@ -63,6 +64,9 @@ export class AskBroker implements Operator {
     const record = this.state.ask(askId);
     if (record?.state === 'answered') return { ok: true, text: record.answer ?? '' };
     if (record?.state === 'closed') return { ok: false, message: OPERATOR_WINDOW_CLOSED };
+    // Whoever makes it, an ask past the caps is never stored, indexed or notified (ask-limits.ts).
+    const problem = record ? null : askProblem(context);
+    if (problem !== null) return { ok: false, message: problem };
     const answer = new Promise<OperatorAnswer>((resolve) => this.waiting.set(askId, resolve));
     if (!record) {
       const question = context.question ?? null;

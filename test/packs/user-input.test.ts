@@ -73,6 +73,22 @@ describe('user-input/ask', () => {
     expect(await ask({}, operator)).toEqual({ ok: true, output: 'unused' });
   });
 
+  it('refuses a question past 8000 characters without asking, saying how long it is', async () => {
+    const operator = new ScriptedOperator(['unused']);
+    for (const [question, chars] of [
+      ['q'.repeat(8001), 8001],
+      ['q'.repeat(2_000_000), 2_000_000],
+      ['😀'.repeat(8001), 8001],
+    ] as const) {
+      expect(await ask({ question }, operator)).toEqual({
+        ok: false,
+        message: `user-input_ask: question is ${chars} characters long; an ask's question takes at most 8000`,
+      });
+    }
+    // Characters as a person counts them: 8000 emoji are 16000 UTF-16 units, and within the cap.
+    expect(await ask({ question: '😀'.repeat(8000) }, operator)).toEqual({ ok: true, output: 'unused' });
+  });
+
   it('refuses a tool id it does not have', async () => {
     expect(await userInputPack().call('user-input/tell', {}, toolContext())).toEqual({
       ok: false,
@@ -91,7 +107,7 @@ describe('the runvil/user-input manifest', () => {
         parameters: {
           type: 'object',
           properties: {
-            question: { type: 'string', description: expect.any(String) },
+            question: { type: 'string', maxLength: 8000, description: expect.any(String) },
             choices: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 200 }, minItems: 1, maxItems: 25, description: expect.any(String) },
             timeout: { type: 'number', exclusiveMinimum: 0, maximum: 2_592_000, description: expect.any(String) },
           },

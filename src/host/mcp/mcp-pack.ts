@@ -7,19 +7,20 @@
  *
  * Elicitation: each field the server requests becomes an operator ask of the run (the
  * server's message is the question; an enum gives the choices), answered like any ask; the
- * answers go back to the server. Progress notifications are handed to the run
+ * answers go back to the server, a field's choice only ever as one of its own choices
+ * (mcp-elicitation.ts). Progress notifications are handed to the run
  * (`tool_progress` events).
  *
  * Connections are kept for the run's next calls (connecting costs a handshake), one per
  * call at a time, and closed when idle or when the run ends (`dispose`).
  */
-import type { ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { resolveConfigValue, type ConfiguredPack, type McpSource } from '../../config/deployment-config.ts';
 import { resolveConfigUrl } from '../../config/config-urls.ts';
 import { pathText } from '../../config/yaml-shape.ts';
 import type { Pack, ToolContext, ToolManifest, ToolOutcome } from '../pack.ts';
 import { capOutput, outputCapExceeded, TOOL_OUTPUT_BYTES } from '../tool-output-cap.ts';
-import { AnswerTooLarge, McpConnection, shortReason, type Elicitation, type McpEndpoint } from './mcp-connection.ts';
+import { AnswerTooLarge, McpConnection, shortReason, type McpEndpoint } from './mcp-connection.ts';
+import { elicit } from './mcp-elicitation.ts';
 import { toolOutcome } from './mcp-output.ts';
 import type { McpToolList } from './mcp-tool-list.ts';
 
@@ -113,6 +114,7 @@ export function mcpPack(
       const name = toolId.slice(toolId.indexOf('/') + 1);
       const watchdog = new Watchdog(context.signal);
       const asked = { count: 0 };
+      const refusal: { message: string | null } = { message: null };
       let connection: McpConnection | null = null;
       try {
         const reused = idle.pop();
@@ -124,12 +126,22 @@ export function mcpPack(
             watchdog.heard();
             onProgress?.(toolId, context, progress);
           },
-          onElicit: (request) => watchdog.paused(() => elicit(request, context, asked)),
+          onElicit: (request) =>
+            watchdog.paused(async () => {
+              const outcome = await elicit(request, context, asked);
+              if ('result' in outcome) return outcome.result;
+              // An elicitation past an ask's caps ends the call: it is neither asked nor answered.
+              refusal.message = outcome.refused;
+              watchdog.cancel();
+              return { action: 'cancel' as const };
+            }),
         });
+        if (refusal.message !== null) return { ok: false, message: `${toolId}: ${refusal.message}` };
         release(connection);
         connection = null;
         return capOutput(toolOutcome(toolId, result, tool.output === 'structured'), pack.fqName, toolId);
       } catch (error) {
+        if (refusal.message !== null) return { ok: false, message: `${toolId}: ${refusal.message}` };
         if (error instanceof AnswerTooLarge) return outputCapExceeded(pack.fqName, toolId, TOOL_OUTPUT_BYTES);
         if (context.signal?.aborted) return { ok: false, message: `${toolId}: the call was cancelled` };
         return {
@@ -196,73 +208,13 @@ class Watchdog {
     }
   }
 
+  /** Ends the call now. */
+  cancel(): void {
+    this.controller.abort();
+  }
+
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
     this.outer?.removeEventListener('abort', this.onAbort);
-  }
-}
-
-interface FieldSchema {
-  type?: unknown;
-  title?: unknown;
-  description?: unknown;
-  enum?: unknown;
-  oneOf?: unknown;
-}
-
-/**
- * Asks the operator for what the server requests: one ask per field (the required ones,
- * or every field when none is required), the server's message first. The first ask of a
- * call is the call's own ask id; later ones add `.N`. An operator who cannot answer
- * (the window closed) cancels the request; an answer outside the choices declines it.
- */
-async function elicit(request: Elicitation, context: ToolContext, asked: { count: number }): Promise<ElicitResult> {
-  const schema = (request.requestedSchema ?? {}) as { properties?: Record<string, FieldSchema>; required?: unknown };
-  const properties = schema.properties && typeof schema.properties === 'object' ? Object.entries(schema.properties) : [];
-  const required = Array.isArray(schema.required) ? new Set(schema.required.filter((name): name is string => typeof name === 'string')) : new Set<string>();
-  const fields = properties.filter(([name]) => required.size === 0 || required.has(name));
-  const content: Record<string, string | number | boolean> = Object.create(null);
-  for (const [name, field] of fields) {
-    const choices = choicesOf(field);
-    const label = typeof field.description === 'string' ? field.description : typeof field.title === 'string' ? field.title : name;
-    const lines = [request.message, '', fields.length === 1 && label === name ? name : `${name}: ${label}`];
-    if (choices) lines.push(`(one of: ${choices.join(', ')})`);
-    const answer = await context.operator.ask({
-      question: lines.join('\n'),
-      ...(choices ? { choices } : {}),
-      ...(context.effect ? { effect: context.effect, part: asked.count } : {}),
-    });
-    asked.count++;
-    if (!answer.ok) return { action: 'cancel' };
-    const value = typed(answer.text.trim(), field, choices);
-    if (value === undefined) return { action: 'decline' };
-    content[name] = value;
-  }
-  return { action: 'accept', content: { ...content } };
-}
-
-function choicesOf(field: FieldSchema): string[] | null {
-  if (Array.isArray(field.enum)) return field.enum.map(String);
-  if (Array.isArray(field.oneOf)) {
-    const consts = field.oneOf.map((option: { const?: unknown }) => option?.const).filter((value) => value !== undefined);
-    if (consts.length > 0) return consts.map(String);
-  }
-  return null;
-}
-
-/** The answer as the field's type, or undefined when it does not fit. */
-function typed(text: string, field: FieldSchema, choices: string[] | null): string | number | boolean | undefined {
-  if (choices && !choices.includes(text)) return undefined;
-  switch (field.type) {
-    case 'number':
-    case 'integer': {
-      const number = Number(text);
-      if (text === '' || !Number.isFinite(number) || (field.type === 'integer' && !Number.isInteger(number))) return undefined;
-      return number;
-    }
-    case 'boolean':
-      return /^(true|yes|y)$/i.test(text) ? true : /^(false|no|n)$/i.test(text) ? false : undefined;
-    default:
-      return text;
   }
 }
