@@ -22,6 +22,13 @@
  * by then every microtask the Engine queued has run, and `blocked` and the counts agree. (A
  * paused chain lets the event loop run too, but the run is not blocked then.) A run reads
  * as running again at once.
+ *
+ * A suspended run needs no VM until an answer comes, so while it reads as suspended it is
+ * marked waiting on the isolate's platform (LuaPlatform.markWaiting): when the isolate's Lua
+ * memory is full, the platform may close its VMs for another run. The execution then lets go
+ * (`released`), and the run object resumes the run by replay of its journal when the answer
+ * comes, as after an eviction. Suspended means nothing is half done: no tool call or model
+ * round in flight, every journal entry committed.
  */
 import type { JournalEntry } from '../engine/journal.ts';
 import type { RunOutcome } from '../engine/run.ts';
@@ -56,6 +63,12 @@ export interface LiveRunOptions {
   journaled: (index: number, entry: JournalEntry) => void | Promise<void>;
   /** Called whenever the run may have become suspended or running again (see `suspended`). */
   changed: () => void;
+  /**
+   * Called when the platform took the suspended run's VMs for another run: this execution is
+   * over, and an answer resumes the run by replay. Called inside another run's allocation, so
+   * it may only let go of things (no I/O, no Lua).
+   */
+  released: () => void;
   /** The callback URL and token of a tool call that may answer later. */
   callbacks: (callId: string) => Promise<{ url: string; token: string }>;
 }
@@ -96,15 +109,21 @@ export class LiveRun {
   private committed = 0;
   private durableUpTo = 0;
   private platform: LuaPlatform | null = null;
+  /** True once the platform took the run's VMs (`released`): nothing of this execution may reach the run's state again. */
+  private released = false;
+  /** Read once: `release` runs inside another run object's request, which may not read this one's storage. */
+  private readonly runId: string;
 
   constructor(private readonly options: LiveRunOptions) {
     this.broker = new AskBroker(options.state, () => this.stirred());
     this.calls = new CallBroker(options.state, options.callbacks, () => this.stirred());
     const runId = options.state.meta()!.run_id;
+    this.runId = runId;
     abandonEarlierExecution(runId);
     executing.set(runId, this);
     this.outcome = this.run();
     const forget = () => {
+      this.platform?.markRunning(this);
       if (executing.get(runId) === this) executing.delete(runId);
     };
     this.outcome.then(forget, forget);
@@ -112,6 +131,7 @@ export class LiveRun {
 
   /** Closes the VMs of a run whose object is gone, where they stand: nothing will drive them again. */
   abandon(): void {
+    this.platform?.markRunning(this);
     this.platform?.closeVmsOf(this);
   }
 
@@ -152,6 +172,9 @@ export class LiveRun {
       },
       onJournal: (entry) =>
         this.track(async () => {
+          // Nothing runs in a released execution (its VMs are closed); were anything to, its
+          // entries would be the replay's to write.
+          if (this.released) return new Promise<never>(() => {});
           const index = state.commitJournal(entry, store.changesFor(entry));
           this.committed = index;
           // The answer of a tool call or a model round is durable before Lua sees it: Lua
@@ -163,6 +186,7 @@ export class LiveRun {
           await this.options.journaled(index, entry);
         }),
       onEvent: (event) => {
+        if (this.released) return;
         // A cancelled task asks no more: its pending asks (and its own tasks') close.
         if (event.type === 'task_cancelled') {
           this.broker.closeAsksOf(event.task);
@@ -182,13 +206,27 @@ export class LiveRun {
    * else changed by then, the Engine's `blocked` and the counts in flight agree.
    */
   private stirred(): void {
+    if (this.released) return;
     this.settled = false;
+    this.platform?.markRunning(this);
     this.lookAgain ??= setTimeout(() => {
       this.lookAgain = null;
+      if (this.released) return;
       this.settled = true;
+      if (this.suspended) this.platform?.markWaiting(this, () => this.release());
       this.options.changed();
     }, 0);
     this.options.changed();
+  }
+
+  /**
+   * The platform closed the suspended run's VMs for another run (vm-memory.ts, makeRoom):
+   * this execution is over. It only lets go here, inside that run's allocation.
+   */
+  private release(): void {
+    this.released = true;
+    if (executing.get(this.runId) === this) executing.delete(this.runId);
+    this.options.released();
   }
 
   /** Counts `work` as in flight while it runs. */

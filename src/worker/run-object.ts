@@ -2,8 +2,9 @@
  * The run Durable Object: one object per run owns the run's durable state (run-state.ts)
  * and runs the Engine (live-run.ts). An operator ask suspends the run and lists it as
  * pending; an answer resumes it, from the live VM when the object still holds it, by
- * replay of the journal when the object was evicted or restarted. Both give the same
- * result and the same events.
+ * replay of the journal when the object was evicted or restarted, or when the isolate's
+ * Lua memory was full and the platform took the suspended run's VMs for another run
+ * (live-run.ts). Both give the same result and the same events.
  *
  * Around it: the view it answers with (object-view.ts), the configured Packs a run keeps
  * (run-packs.ts), a tool call's callback (call-callback.ts), when its alarm runs and what it
@@ -381,12 +382,16 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
         return;
       }
     }
-    const live = new LiveRun({
+    const live: LiveRun = new LiveRun({
       state: this.state,
       prepare: () => prepareRunPacks(this.state, deploymentConfig(), textVars(this.env)),
       host: (operator) => withRunPacks(this.state, this.host(operator), textVars(this.env)),
       journaled: (index, entry) => this.afterJournal(index, entry),
       changed: () => this.refreshStatus(),
+      // The run stays suspended, out of memory, as after an eviction: an answer launches its replay.
+      released: () => {
+        if (this.live === live) this.live = null;
+      },
       callbacks: (callId) => callbackOf(this.env, this.config(), this.state.meta()!, callId),
     });
     this.live = live;

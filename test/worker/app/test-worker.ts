@@ -189,4 +189,9 @@ export async function openVms(): Promise<number> {
   return (await isolatePlatform()).openVms;
 }
 
+/** How many suspended runs have had their VMs taken back for other runs in this isolate (a full Lua memory). */
+export async function reclaimedRuns(): Promise<number> {
+  return (await isolatePlatform()).reclaimedRuns;
+}
+
 export default createApp();
