@@ -22,12 +22,14 @@
  *
  * The first run's test file, fetched over HTTP (GET /runs/:id/test.yaml), passes
  * `runvil test` in a fresh folder, and a fork of it with the first answer changed completes
- * with what that answer leads to. Offline; state in a fresh directory.
+ * with what that answer leads to. So do the test files of the run whose HTTP tool waited, of
+ * the MCP run and of a run that failed with a Lua error (scripts/e2e-replays.mjs), and each
+ * forks at the end of its journal and at 0, ending as the run did. Offline; state in a fresh
+ * directory.
  */
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, killLocalServer, startLocalServer } from './local-server.mjs';
@@ -35,6 +37,7 @@ import { startToolService, TOOL_SERVICE_SECRET } from './tool-service.mjs';
 import { checkInbox, NOTIFY_SECRET, notifyYaml, startReceiver } from './e2e-inbox.mjs';
 import { check, e2eClient, sleep, step } from './e2e-client.mjs';
 import { finishDeployRun, startDeployRun } from './e2e-callbacks.mjs';
+import { checkForks, checkTestFile, journalLength as journalLengthOf } from './e2e-replays.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const token = randomBytes(16).toString('hex');
@@ -169,6 +172,22 @@ return 'spun ' .. total
 `;
 
 const { api, fetchText, untilSettled } = e2eClient(base, token);
+const replays = { api, untilSettled, root };
+
+/** Fails with a Lua error: its test file expects the error as the run named it. */
+const FAILS = `---
+name: e2e-fails
+description: Fails with a Lua error.
+runvil: 0
+---
+# E2E fails
+
+## Fail
+\`\`\`lua
+local missing = nil
+return missing.field
+\`\`\`
+`;
 
 async function main() {
   mcp = await startMcpServer();
@@ -223,6 +242,23 @@ async function main() {
   check(progress === Array.from({ length: SPIN_STEPS }, (_, k) => `${k + 1}\n`).join(''), `each step appended once: ${JSON.stringify(progress)}`);
   step(`run ${spinId} resumed on its own and completed ${endedAfter} ms after the server was back, each step once`);
   await finishDeployRun(deployCheck, deploy);
+  // The run whose HTTP tool waited (202, then the callback) as a test, and forked: a fork from the start waits on its own call.
+  const deployed = await checkTestFile(replays, deploy.runId, 'deploy');
+  await checkForks(
+    replays,
+    deploy.runId,
+    deployed,
+    (view) => view.status === 'completed' && view.result === 'ok: live at v42',
+    async (forkId) => {
+      let call;
+      for (let i = 0; i < 300 && !call; i++) {
+        call = service.calls.find((got) => got.body.run_id === forkId);
+        if (!call) await sleep(20);
+      }
+      check(call !== undefined, `the fork ${forkId} called the tool service itself`);
+      await service.deliver(call.body.callback_url, call.body.callback_token, { output: 'live at v42' });
+    },
+  );
   const again = await api('GET', `/runs/${runId}`);
   check(JSON.stringify(again) === JSON.stringify(second), `the run is as it was before the restart: ${JSON.stringify(again)}`);
   const listed = await api('GET', '/prompts');
@@ -270,29 +306,10 @@ async function main() {
   step(`read the file and ${events.length} events; the same answer again gets 200, another 409`);
 
   // The run as a test file: fetched over HTTP and run by `runvil test` in a folder of its own, offline.
-  const testFile = await api('GET', `/runs/${runId}/test.yaml`);
-  const folder = mkdtempSync(join(tmpdir(), 'runvil-e2e-test-'));
-  try {
-    writeFileSync(join(folder, 'intake.test.yaml'), testFile);
-    const tested = await new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        [join(root, 'bin/runvil.mjs'), 'test'],
-        { cwd: folder, env: { PATH: process.env.PATH ?? '', HOME: folder } },
-        (error, stdout, stderr) => resolve({ code: error ? error.code : 0, stdout, stderr }),
-      );
-    });
-    check(
-      tested.code === 0 && /^ok   \S*intake\.test\.yaml\n1 passed, 0 failed\n$/.test(tested.stdout),
-      `runvil test passes the run's test file: ${JSON.stringify(tested)}`,
-    );
-  } finally {
-    rmSync(folder, { recursive: true, force: true });
-  }
-  step(`the run's test.yaml (${testFile.length} bytes) passed \`runvil test\` in a fresh folder`);
+  const testFile = await checkTestFile(replays, runId, 'intake');
 
   // A fork at the end of its journal with the first answer changed: the rest of the journal is stale, and goes on live.
-  const journalLength = testFile.split('\n').filter((line) => /^# {3}\d+\. /.test(line)).length;
+  const journalLength = journalLengthOf(testFile);
   const forked = await api('POST', `/runs/${runId}/fork?wait=10`, { body: { at: journalLength, answers: { [first.pending[0].ask_id]: 'Eve' } } });
   check(
     forked.forked_from?.run_id === runId && forked.forked_from.at === journalLength && forked.status === 'suspended',
@@ -316,6 +333,17 @@ async function main() {
   const [a, b] = [await keyed(), await keyed()];
   check(a.status === 202 && b.status === 200 && b.body.duplicate === true && a.body.run_id === b.body.run_id, `Idempotency-Key: ${JSON.stringify([a, b])}`);
   step('a start retried with the same Idempotency-Key reached the same run');
+
+  // A run that failed with a Lua error as a test: the error it expects names the chunk as the replay does.
+  await api('PUT', '/prompts/e2e-fails', { body: FAILS, expect: 201 });
+  const { run_id: failsId } = await api('POST', '/prompts/e2e-fails/runs', { body: {}, expect: 202 });
+  const failed = await untilSettled(failsId);
+  check(
+    failed.status === 'failed' && failed.error.kind === 'Lua' && failed.error.message.startsWith('e2e-fails.md:'),
+    `the run failed with a Lua error: ${JSON.stringify(failed)}`,
+  );
+  const failsFile = await checkTestFile(replays, failsId, 'fails');
+  await checkForks(replays, failsId, failsFile, (view) => view.status === 'failed' && JSON.stringify(view.error) === JSON.stringify(failed.error));
   await checkInbox({ api, base, step, check }, receiver);
   await mcpChecks();
 }
@@ -355,6 +383,9 @@ async function mcpChecks() {
     /^.*<untrusted_input_([0-9a-f]+)>\nEcho: e2e\n<\/untrusted_input_\1>\|.*<untrusted_input_([0-9a-f]+)>\nThe sum of 2 and 3 is 5\.\n<\/untrusted_input_\2>$/s;
   check(echoed.status === 'completed' && wrapped.test(echoed.result), `echo and get-sum from Lua, wrapped as untrusted: ${JSON.stringify(echoed)}`);
   step('a prompt declaring everything/demo called echo and get-sum on the MCP server, wrapped as untrusted');
+  // The run of the MCP Pack as a test (the Pack in host.packs as the run kept its tools) and forked.
+  const echoFile = await checkTestFile(replays, echoId, 'mcp');
+  await checkForks(replays, echoId, echoFile, (view) => view.status === 'completed' && view.result === echoed.result);
 
   const refusedId = await mcpRun('e2e-mcp-down', 'everything/down', "return 'never'");
   const refused = await untilSettled(refusedId);
