@@ -11,8 +11,9 @@ let platform: Promise<LuaPlatform> | undefined;
 
 /**
  * Bytes of the wasm heap all the isolate's section VMs may hold together: an isolate has
- * 128 MB in all, and its JavaScript heap needs the rest. Past it the run holding the most
- * ends with `Limit` (src/engine/lua/vm-memory.ts, PlatformOptions.memoryBytes).
+ * 128 MB in all, and its JavaScript heap needs the rest. Past it the VMs of suspended runs
+ * go first (live-run.ts marks them; they resume by replay), and only then does the run
+ * holding the most end with `Limit` (src/engine/lua/vm-memory.ts, PlatformOptions.memoryBytes).
  */
 const ISOLATE_LUA_MEMORY = 80 * 1024 * 1024;
 
