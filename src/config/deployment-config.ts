@@ -70,7 +70,7 @@ export interface NotifyTarget {
 
 /** `runvil.yaml`, checked. */
 export interface DeploymentConfig {
-  /** The origin used in callback and answer URLs, or null for the origin of the request at hand. */
+  /** The origin used in callback and answer URLs; null: RUNVIL_ORIGIN, else none (src/worker/public-origin.ts). */
   publicUrl: ConfigText | null;
   /** Configured Packs by fully qualified name, in file order. */
   packs: ReadonlyMap<string, ConfiguredPack>;
