@@ -60,7 +60,7 @@ interface RawFixture {
   host?: {
     web?: boolean | { pages?: Record<string, unknown>; search?: Record<string, unknown>; unavailable?: unknown };
     'user-input'?: boolean;
-    packs?: Record<string, { prelude?: unknown; tools?: Record<string, unknown>[] }>;
+    packs?: Record<string, { prelude?: unknown; unavailable?: unknown; tools?: Record<string, unknown>[] }>;
   };
   model?: { content?: unknown; tool_calls?: { id?: unknown; name?: unknown; arguments?: Json }[]; fails?: unknown; task?: unknown }[];
   answers?: unknown[];
@@ -175,6 +175,7 @@ function readHost(raw: NonNullable<RawFixture['host']>, problem: Report): Fixtur
     if (!/^[^/\s]+\/[^/\s]+$/.test(name)) problem(at, `\`${pathText(at)}\`: a Pack is named by its fully qualified name, such as acme/stats`);
     const spec: FixturePackSpec = { tools: (pack?.tools ?? []).map((tool, index) => readTool(tool, [...at, 'tools', index], problem)) };
     if (pack?.prelude !== undefined) spec.prelude = String(pack.prelude);
+    if (pack?.unavailable !== undefined) spec.unavailable = String(pack.unavailable);
     packs[name] = spec;
   }
   if (Object.keys(packs).length > 0) host.packs = packs;

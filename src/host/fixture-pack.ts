@@ -35,6 +35,8 @@ export interface FixtureToolSpec {
 export interface FixturePackSpec {
   description?: string;
   prelude?: string;
+  /** Why the Pack cannot serve (a prompt that declares it is refused with the requirements notice); it serves when absent. */
+  unavailable?: string;
   tools?: FixtureToolSpec[];
 }
 
@@ -58,7 +60,9 @@ export function fixturePack(fqName: string, spec: FixturePackSpec): Pack {
       trusted: tool.trusted ?? true,
     };
   });
+  const unavailable = spec.unavailable;
   return {
+    ...(unavailable !== undefined ? { unavailableReason: () => unavailable } : {}),
     manifest: {
       fqName,
       description: spec.description ?? `The fixture Pack ${fqName}`,

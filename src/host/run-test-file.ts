@@ -30,6 +30,8 @@ export interface EndedRun {
   events: readonly { type: string; task: string }[];
   /** The manifests of the third-party Packs the prompt declares, as the run's Host served them. */
   packs: PackManifest[];
+  /** Why a Pack of `packs` could not serve the run, by its fully qualified name (the run was refused with the requirements notice). */
+  unavailable?: ReadonlyMap<string, string>;
 }
 
 /** The run's main chain: what it gets needs no `task`. */
@@ -41,7 +43,7 @@ export function runTestFile(run: EndedRun): string {
   file.source = run.source;
   if (Object.keys(run.args).length > 0) file.args = run.args;
   file.seed = run.seed;
-  const packs = hostPacks(run.packs);
+  const packs = hostPacks(run.packs, run.unavailable ?? new Map());
   if (packs !== null) file.host = { packs };
   const { model, answers, recorded, clock } = splitJournal(run.journal);
   if (model.length > 0) file.model = model;
@@ -150,12 +152,15 @@ function scriptedReply(value: Json): { [key: string]: Json } {
 }
 
 /** `host.packs` for the third-party Packs, or null when the prompt declares none. */
-function hostPacks(manifests: readonly PackManifest[]): Json {
+function hostPacks(manifests: readonly PackManifest[], unavailable: ReadonlyMap<string, string>): Json {
   if (manifests.length === 0) return null;
   const packs: { [name: string]: Json } = {};
   for (const manifest of manifests) {
     const spec: { [key: string]: Json } = {};
     if (manifest.prelude !== undefined) spec.prelude = manifest.prelude;
+    // A Pack that could not serve (an MCP server that did not answer when the run was prepared) cannot offline either, for the same reason.
+    const reason = unavailable.get(manifest.fqName);
+    if (reason !== undefined) spec.unavailable = reason;
     spec.tools = manifest.tools.map((tool) => ({
       name: tool.id.slice(tool.id.indexOf('/') + 1),
       description: tool.description,

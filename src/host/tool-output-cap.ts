@@ -31,12 +31,9 @@ export function outputCapExceeded(pack: string, tool: string, cap: number): Tool
   return {
     ok: false,
     limit: true,
-    message: `the tool ${tool} of the Pack ${pack} answered more than the cap of ${formatBytes(cap)} on one tool output (${TOOL_OUTPUT_NAME})`,
+    message: `the tool ${tool} of the Pack ${pack} answered more than the cap of ${formatBytes(cap)} on one tool output`,
   };
 }
-
-/** The name the cap goes by in messages and docs. */
-const TOOL_OUTPUT_NAME = 'toolOutputBytes';
 
 /** `outcome`, or the Limit outcome when its output passes `cap`. */
 export function capOutput(outcome: ToolOutcome, pack: string, tool: string, cap = TOOL_OUTPUT_BYTES): ToolOutcome {

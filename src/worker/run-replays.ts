@@ -6,6 +6,7 @@
 import type { JournalEntry } from '../engine/journal.ts';
 import { checkFork, rebaseJournal } from '../host/fork.ts';
 import type { HostConfig } from '../host/host.ts';
+import { servicesOf } from '../host/harness.ts';
 import { runTestFile } from '../host/run-test-file.ts';
 import { isolatePlatform } from './lua-platform.ts';
 import { parsePromptCached } from './parsed-prompts.ts';
@@ -29,7 +30,13 @@ export function testFileOf(state: RunState, host: HostConfig): { ok: true; text:
   }
   const parsed = parsePromptCached(state.source(), `${meta.prompt}.md`);
   const declared = new Set(parsed.ok ? parsed.prompt.frontmatter.uses.map((entry) => entry.fqName) : []);
-  const packs = host.packs.map((pack) => pack.manifest).filter((manifest) => declared.has(manifest.fqName) && !manifest.fqName.startsWith('runvil/'));
+  const served = host.packs.filter((pack) => declared.has(pack.manifest.fqName) && !pack.manifest.fqName.startsWith('runvil/'));
+  const services = servicesOf(host.services);
+  const unavailable = new Map<string, string>();
+  for (const pack of served) {
+    const reason = pack.unavailableReason?.(services) ?? null;
+    if (reason !== null) unavailable.set(pack.manifest.fqName, reason);
+  }
   const text = runTestFile({
     run_id: meta.run_id,
     prompt: meta.prompt,
@@ -46,7 +53,8 @@ export function testFileOf(state: RunState, host: HostConfig): { ok: true; text:
       .events()
       .filter((event) => 'turn' in event)
       .map((event) => ({ type: event.type, task: String(event.task) })),
-    packs,
+    packs: served.map((pack) => pack.manifest),
+    unavailable,
   });
   return { ok: true, text };
 }

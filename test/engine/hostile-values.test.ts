@@ -26,7 +26,7 @@ const VM_CAP = 1 * MiB;
 const NEAR_THE_CAP = [256 * KiB, 400 * KiB, 480 * KiB, 512 * KiB, 600 * KiB, 900 * KiB, TOOL_OUTPUT_BYTES - 64];
 
 /** The Limit messages a run here may end with: its VM's memory cap, or (a value that came as a tool output) the output cap. */
-const MEMORY_OR_OUTPUT_CAP = /memory limit of (1|16) MiB \(memoryBytes\)|answered more than the cap of 1 MiB on one tool output \(toolOutputBytes\)/;
+const MEMORY_OR_OUTPUT_CAP = /memory limit of (1|16) MiB \(memoryBytes\)|answered more than the cap of 1 MiB on one tool output/;
 
 /** What every run here must end as: completed, or `Limit` for memory; never an abort, never an internal error. */
 function expectCompletedOrMemoryLimit(outcome: RunOutcome): void {
@@ -76,7 +76,7 @@ describe('a tool output near the VM memory cap', () => {
     const outcome = await runHostile(lua(`local ok = pcall(tools.call, 'big/text') return tostring(ok)`, 'uses: [acme/big]\n'), { host });
     expect(outcome.status === 'failed' && outcome.error).toEqual({
       kind: 'Limit',
-      message: 'the tool big/text of the Pack acme/big answered more than the cap of 1 MiB on one tool output (toolOutputBytes)',
+      message: 'the tool big/text of the Pack acme/big answered more than the cap of 1 MiB on one tool output',
     });
     // What passed the cap is never journaled.
     expect(JSON.stringify(outcome.journal)).not.toContain('xxxxxxxxxx');

@@ -41,7 +41,7 @@ function prompt(block: string, uses: string) {
 /** The Limit a run past the cap ends with. */
 const limitOf = (tool: string, pack: string) => ({
   kind: 'Limit',
-  message: `the tool ${tool} of the Pack ${pack} answered more than the cap of 1 MiB on one tool output (toolOutputBytes)`,
+  message: `the tool ${tool} of the Pack ${pack} answered more than the cap of 1 MiB on one tool output`,
 });
 
 /** Nothing of the Lua runtime's own failure reaches the run's outcome. */

@@ -59,7 +59,7 @@ const ended = (runId: string) => until(runId, (view) => view.status === 'complet
 /** The run's error past the cap. */
 const limitOf = (tool: string, pack: string) => ({
   kind: 'Limit',
-  message: `the tool ${tool} of the Pack ${pack} answered more than the cap of 1 MiB on one tool output (toolOutputBytes)`,
+  message: `the tool ${tool} of the Pack ${pack} answered more than the cap of 1 MiB on one tool output`,
 });
 
 /** What the Worker says of the run, to a client: nothing of the Lua runtime's own failure. */

@@ -81,6 +81,8 @@ const CONFIG = `packs:
   everything/demo:
     description: The MCP reference server
     mcp: { url: "${mcp.url}" }
+  everything/down:
+    mcp: { url: "${mcp.downUrl}" }
 `;
 
 beforeAll(() => configure(CONFIG));
@@ -177,6 +179,17 @@ describe('a run that failed with a Lua error', () => {
     expect(view.error!.kind).toBe('Lua');
     const text = await testFileOf(runId);
     expect(parse(text).expect.error).toEqual(view.error);
+    expect(await runTestText(text)).toEqual([]);
+  });
+});
+
+describe('a run refused because its MCP server did not answer when it was prepared', () => {
+  it('gives a test file where the Pack cannot serve, for the same reason, and which passes runvil test', async () => {
+    const runId = await startRun('replay-down', 'everything/down', "return 'never'");
+    const view = await settled(runId);
+    expect(view.error).toMatchObject({ kind: 'RequirementsUnmet' });
+    const text = await testFileOf(runId);
+    expect(parse(text).host.packs['everything/down']).toEqual({ unavailable: expect.stringMatching(/^the MCP server did not answer/), tools: [] });
     expect(await runTestText(text)).toEqual([]);
   });
 });
