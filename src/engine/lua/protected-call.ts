@@ -5,8 +5,11 @@
  * every run after them. So whatever the Engine hands a VM from outside (an answer, a tool's
  * output, a model's reply) is made into Lua values here, where the error is only an error.
  *
- * Calls made while Lua runs (a leaf's results, pushed by the trampoline) are protected
- * already: the thread's lua_resume or lua_pcall catches what they raise.
+ * Calls made while Lua runs (a leaf's results, pushed by the trampoline; the count hook's
+ * messages) are protected already: the thread's lua_resume or lua_pcall catches what they
+ * raise. What is left outside is a VM's set-up (opening the libraries, defining the leaves,
+ * LuaPlatform.newVm), before any cap holds: it asks for a bounded, fixed amount that only a
+ * wasm heap that cannot grow at all would refuse.
  */
 import type { CApi, LuaState, Pointer } from './c-api.ts';
 import { LUA_OK, LUA_TSTRING } from './lua-constants.ts';
