@@ -253,7 +253,7 @@ describe('MCP tool lists', () => {
     });
   });
 
-  it('caches a list for a short while in the isolate, and not a failure', async () => {
+  it('caches a list for a short while in the isolate', async () => {
     const own = await startEverythingServer();
     const endpoint = { url: own.url, headers: {} };
     const first = await readMcpToolList(endpoint);
