@@ -44,18 +44,27 @@ export function boundedFetch(limit: number, passed: () => void, inner: typeof fe
       await response.body.cancel().catch(() => undefined);
       throw new Error(`the server's answer is larger than ${limit} bytes`);
     }
+    const reader = response.body.getReader();
     let size = 0;
-    const counted = response.body.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, controller) {
-          size += chunk.byteLength;
-          if (size <= limit) return controller.enqueue(chunk);
+    // Pulled by hand, so that nothing is read ahead of the client: a chunk is read off the
+    // wire when the client asks for one, and a failure of the connection reaches it as it is.
+    const counted = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) return controller.close();
+          size += value.byteLength;
+          if (size <= limit) return controller.enqueue(value);
           passed();
-          // Erroring the stream cancels the response's body: nothing more is read off the wire.
+          // Cancelled: nothing more is read off the wire.
+          await reader.cancel().catch(() => undefined);
           controller.error(new Error(`the server's answer is larger than ${limit} bytes`));
-        },
-      }),
-    );
+        } catch (error) {
+          controller.error(error);
+        }
+      },
+      cancel: (reason) => reader.cancel(reason).catch(() => undefined),
+    });
     return new Response(counted, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
 }
