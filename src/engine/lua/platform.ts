@@ -48,6 +48,16 @@ const DEFAULT_PLATFORM_MEMORY = 1024 * 1024 * 1024;
 /** The scratch buffer's size kept between texts (trimScratch). */
 const SCRATCH_KEPT = 1024 * 1024;
 
+/**
+ * What a leaf's exception says in the run's error, which clients read: the words of an Error
+ * the Engine threw itself (a broken invariant, said as such), else only the exception's kind
+ * (a TypeError, a RangeError, a wasm RuntimeError), whose text is the runtime's, not ours.
+ */
+function leafFailure(error: unknown): string {
+  if (error instanceof Error && Object.getPrototypeOf(error) === Error.prototype) return error.message;
+  return `a ${error instanceof Error ? error.name : 'value'} was thrown in a leaf`;
+}
+
 /** One wasm module, the shared wasm functions and the compiled runtime; one per isolate. */
 export class LuaPlatform {
   private readonly compiled = new Map<string, { pointer: number; size: number }>();
@@ -437,7 +447,7 @@ export class LuaPlatform {
       result = vm.callLeaf(leaf, args);
     } catch (error) {
       // Raises in Lua; wasmoon's own function wrapper does the same (lua_error unwinds).
-      pushScalar(this, state, `internal error in the Engine: ${error instanceof Error ? error.message : String(error)}`);
+      pushScalar(this, state, `internal error in the Engine: ${leafFailure(error)}`);
       return c.error(state);
     }
     // A leaf that made the VM halt (a run error found inside it) stops the thread at its
