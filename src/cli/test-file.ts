@@ -13,6 +13,7 @@ import type { FixturePackSpec } from '../host/fixture-pack.ts';
 import type { ClockReading, RecordedCall } from '../host/recording.ts';
 import type { ScriptedReply } from '../models/scripted.ts';
 import type { Json } from '../json/json.ts';
+import { parameterSchemaProblem } from '../json/parameter-schema-limits.ts';
 import { validateScriptFile, validateTestFile } from './test-file-validator.generated.js';
 import { parseShaped, pathText, type ShapeProblem } from '../config/yaml-shape.ts';
 import { parsePrompt } from '../prompt/index.ts';
@@ -193,6 +194,9 @@ function readTool(raw: Record<string, unknown>, at: (string | number)[], problem
   const tool: NonNullable<FixturePackSpec['tools']>[number] = { name: String(raw.name ?? '') };
   if (raw.description !== undefined) tool.description = String(raw.description);
   if (raw.parameters !== undefined) tool.parameters = raw.parameters as Json;
+  // The bounds every tool's parameter schema has, and patterns RE2 can match (src/json/parameter-schema-limits.ts).
+  const schemaProblem = raw.parameters === undefined ? null : parameterSchemaProblem(raw.parameters);
+  if (schemaProblem !== null) problem([...at, 'parameters'], `\`${pathText([...at, 'parameters'])}\` ${schemaProblem}`);
   if (raw.output === 'plain' || raw.output === 'structured') tool.output = raw.output;
   if (typeof raw.trusted === 'boolean') tool.trusted = raw.trusted;
   if (raw.returns !== undefined) tool.returns = String(raw.returns);

@@ -21,6 +21,7 @@ import {
   type NotifyTarget,
 } from './deployment-config.ts';
 import validateConfig from './runvil-config-validator.generated.js';
+import { parameterSchemaProblem } from '../json/parameter-schema-limits.ts';
 import { HAS_REFERENCE, originProblem, urlProblem } from './config-urls.ts';
 import { runvilPackWithId } from './runvil-pack-names.ts';
 import { serverSecretProblem } from './server-secrets.ts';
@@ -205,6 +206,12 @@ function readTool(raw: RawTool, at: Path, trusted: boolean, report: Report): Con
       [...at, 'output'],
       `\`${pathText([...at, 'output'])}\`: structured output is for a trusted Pack's tools (add \`trusted: true\` to the Pack, or use plain)`,
     );
+    ok = false;
+  }
+  // The bounds every tool's parameter schema has, and patterns RE2 can match (src/json/parameter-schema-limits.ts).
+  const schemaProblem = raw.parameters === undefined ? null : parameterSchemaProblem(raw.parameters);
+  if (schemaProblem !== null) {
+    report([...at, 'parameters'], `\`${pathText([...at, 'parameters'])}\` ${schemaProblem}`);
     ok = false;
   }
   if (!ok) return null;
