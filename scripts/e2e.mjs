@@ -396,6 +396,9 @@ async function mcpChecks() {
     `a server down at prepare: ${JSON.stringify(refused)}`,
   );
   step('a prompt declaring a Pack whose server is down was refused with the requirements notice');
+  // Its test file gives the Pack the reason it could not serve, and its forks keep that tool list (none) as the run did.
+  const refusedFile = await checkTestFile(replays, refusedId, 'mcp-down');
+  await checkForks(replays, refusedId, refusedFile, (view) => view.status === 'failed' && view.error.message === refused.error.message);
 
   // The command line offers the same tools to the scripted model.
   writeFileSync(

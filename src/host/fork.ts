@@ -102,6 +102,9 @@ export type ForkCheck = { ok: true; journal: JournalEntry[] } | { ok: false; mes
 export async function checkFork(replay: ForkReplay): Promise<ForkCheck> {
   let journal = replay.prefix.journal;
   const firstReplaced = replay.prefix.firstReplaced;
+  // No entry to reproduce: the fork is a fresh run, and a prompt its Host refuses at prepare
+  // (a Pack that could not serve the original) ends the fork as it ended the original.
+  if (journal.length === 0) return { ok: true, journal };
   // Each pass that cuts keeps fewer entries, so this ends.
   for (;;) {
     const outcome = await dryReplay(replay, journal);

@@ -192,4 +192,11 @@ describe('a run refused because its MCP server did not answer when it was prepar
     expect(parse(text).host.packs['everything/down']).toEqual({ unavailable: expect.stringMatching(/^the MCP server did not answer/), tools: [] });
     expect(await runTestText(text)).toEqual([]);
   });
+
+  it('forks at 0, and the fork is refused as the run was, for the same reason', async () => {
+    const runId = await startRun('replay-down-fork', 'everything/down', "return 'never'");
+    const view = await settled(runId);
+    const ended = await forkAtEveryN(runId, 0);
+    expect(ended).toEqual([{ at: 0, status: 'failed', result: null, error: view.error }]);
+  });
 });
