@@ -63,8 +63,8 @@ export default defineConfig({
   test: {
     include: ['test/worker/**/*.test.ts'],
     setupFiles: ['./test/worker/apply-migrations.ts'],
-    // The MCP reference server, started from the Node side for the MCP Pack suites.
-    globalSetup: ['./test/worker/mcp-server.setup.ts'],
+    // The MCP reference server, started from the Node side for the MCP Pack suites; and the server with hostile tool lists.
+    globalSetup: ['./test/worker/mcp-server.setup.ts', './test/worker/tool-list-servers.setup.ts'],
     // The default report, and an exit for a pool that hangs after the last file (teardown-guard.ts).
     reporters: ['default', './test/worker/teardown-guard.ts'],
   },

@@ -95,3 +95,44 @@ describe("a tool's arguments checked against its run-time schema (@cfworker/json
       expect(checkToolArguments(strict, { term: 'lua', extra: true })).toBe('acme_lookup: unexpected argument "extra"');
     }));
 });
+
+describe('patterns of a run-time schema in workerd (RE2, issue 25)', () => {
+  const probe = (parameters: ToolManifest['parameters']): ToolManifest => ({
+    id: 'acme/probe',
+    description: 'A probe.',
+    parameters,
+    output: 'plain',
+    trusted: true,
+  });
+
+  it('answer arguments built to backtrack at once, in pattern, patternProperties and propertyNames', { timeout: 10_000 }, () =>
+    withoutCodeGeneration(() => {
+      const attack = `${'a'.repeat(40)}!`;
+      for (const pattern of ['^(a|a)*$', '^(a+)+$', '^(\\w+\\s?)*$']) {
+        expect(checkToolArguments(probe({ type: 'object', properties: { v: { type: 'string', pattern } } }), { v: attack })).toBe(
+          `acme_probe: argument "v" must match the pattern ${JSON.stringify(pattern)}`,
+        );
+        expect(checkToolArguments(probe({ type: 'object', patternProperties: { [pattern]: { type: 'integer' } } }), { [attack]: 'x' })).toBeNull();
+        expect(checkToolArguments(probe({ type: 'object', propertyNames: { pattern } }), { [attack]: 1 })).toMatch(/^acme_probe: unexpected argument "a+/);
+      }
+      expect(checkToolArguments(probe({ type: 'object', properties: { v: { pattern: '(x+x+)+y' } } }), { v: 'x'.repeat(5_000) })).toBe(
+        'acme_probe: argument "v" must match the pattern "(x+x+)+y"',
+      );
+    }),
+  );
+
+  it("keep ECMAScript's meaning of common patterns, and refuse what RE2 cannot match in linear time", () =>
+    withoutCodeGeneration(() => {
+      const check = (pattern: string, value: string) =>
+        checkToolArguments(probe({ type: 'object', properties: { v: { type: 'string', pattern } } }), { v: value });
+      expect(check('^\\d{4}-\\d{2}$', '2026-12')).toBeNull();
+      expect(check('^\\s+$', '\v\u00a0')).toBeNull();
+      expect(check('^\\p{L}+$', 'héllo')).toBeNull();
+      expect(check('^(?<y>\\d{4})$', '2026')).toBeNull();
+      expect(check('^.$', '\u2028')).toBe('acme_probe: argument "v" must match the pattern "^.$"');
+      expect(check('^(?=x)', 'x')).toBe(
+        `acme_probe: the tool's parameter schema has the pattern "^(?=x)", which cannot be matched in linear time (it has a lookahead or lookbehind), so its arguments cannot be checked`,
+      );
+      expect(globalThis.RegExp).toBe(/x/.constructor);
+    }));
+});
