@@ -8,22 +8,27 @@
  * never awaits). Regular expression literals, and the engine's own uses of RegExp, do not
  * read the global and are untouched.
  */
-import { compileLinearPattern } from '../json/linear-pattern.ts';
+import { compileLinearPattern, compiledLinearPattern, type LinearPattern } from '../json/linear-pattern.ts';
 
 const NativeRegExp = RegExp;
 
 /** What the validator constructs for a pattern: `test` searches the text with RE2. */
 class LinearRegExp {
+  /** The schema's pattern, compiled when the tool's schema was checked. */
+  private readonly known: LinearPattern | null;
+
   constructor(
     readonly source: string,
     flags?: string,
   ) {
+    this.known = compiledLinearPattern(source);
     // The library also constructs a RegExp only to ask whether a string is one (`format:
     // regex`): that answer stays ECMAScript's, and building one costs no matching.
-    new NativeRegExp(source, flags);
+    if (this.known === null) new NativeRegExp(source, flags);
   }
 
   test(text: string): boolean {
+    if (this.known !== null) return this.known.test(String(text));
     const compiled = compileLinearPattern(this.source);
     // A pattern the schema's check let through cannot reach here; should one, it fails the
     // validation (the tool's schema reads as broken) rather than run on a backtracking engine.

@@ -46,6 +46,12 @@ export function compileLinearPattern(source: string): LinearPatternOutcome {
   return outcome;
 }
 
+/** A pattern compiled before, or null: nothing is compiled (for a caller handed text that may be no pattern at all). */
+export function compiledLinearPattern(source: string): LinearPattern | null {
+  const known = cache.get(source);
+  return known?.ok ? known.pattern : null;
+}
+
 function compile(source: string): LinearPatternOutcome {
   if (source.length > MAX_PATTERN_CHARS) return { ok: false, reason: `is longer than ${MAX_PATTERN_CHARS} characters` };
   try {
