@@ -68,6 +68,38 @@ export interface NotifyTarget {
   prompts: ReadonlySet<string> | null;
 }
 
+/** The senders a trigger understands (DESIGN.md Part 3, "Triggers"). */
+export const TRIGGER_SENDERS = ['github', 'stripe', 'slack', 'standard'] as const;
+
+/** One of TRIGGER_SENDERS. */
+export type TriggerSender = (typeof TRIGGER_SENDERS)[number];
+
+/** One arg a trigger takes from the delivery's payload by an RFC 9535 JSON path. */
+export interface TriggerArg {
+  /** The prompt's arg. */
+  name: string;
+  /** The path as written (`$.issue.title`), compiled by src/config/trigger-paths.ts. */
+  path: string;
+}
+
+/** One `triggers:` entry: a sender whose signed deliveries start runs of a prompt at `POST /hooks/<name>`. */
+export interface Trigger {
+  /** The trigger's name, the last part of its route. */
+  name: string;
+  /** The deployed prompt it starts. */
+  prompt: string;
+  from: TriggerSender;
+  /** The signing secret, always a `${NAME}` reference (resolved at use). */
+  secret: ConfigText;
+  /** Event types (`issues` or `issues.opened`) that start a run; null: every event. */
+  events: readonly string[] | null;
+  /** The args taken from the payload; null: the whole payload is the single arg `payload`. */
+  args: readonly TriggerArg[] | null;
+  /** Where the trigger is written in runvil.yaml (1-based), for messages about it. */
+  line: number;
+  column: number;
+}
+
 /** `runvil.yaml`, checked. */
 export interface DeploymentConfig {
   /** The origin used in callback and answer URLs; null: RUNVIL_ORIGIN, else none (src/worker/public-origin.ts). */
@@ -75,10 +107,12 @@ export interface DeploymentConfig {
   /** Configured Packs by fully qualified name, in file order. */
   packs: ReadonlyMap<string, ConfiguredPack>;
   notify: readonly NotifyTarget[];
+  /** Webhook triggers by name, in file order. */
+  triggers: ReadonlyMap<string, Trigger>;
 }
 
 /** The configuration of a deployment with no `runvil.yaml`. */
-export const EMPTY_CONFIG: DeploymentConfig = { publicUrl: null, packs: new Map(), notify: [] };
+export const EMPTY_CONFIG: DeploymentConfig = { publicUrl: null, packs: new Map(), notify: [], triggers: new Map() };
 
 /** A `${NAME}` the environment does not hold. */
 export interface MissingConfigVariable {

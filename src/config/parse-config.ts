@@ -91,7 +91,7 @@ type Report = (path: Path, message: string, key?: 'key') => void;
 
 /** Reads and checks the text of a `runvil.yaml`; an empty file is an empty configuration. */
 export function parseDeploymentConfig(text: string): ConfigOutcome {
-  if (text.trim() === '' || /^(\s*#[^\n]*\n?)*\s*$/.test(text)) return { ok: true, config: { publicUrl: null, packs: new Map(), notify: [] } };
+  if (text.trim() === '' || /^(\s*#[^\n]*\n?)*\s*$/.test(text)) return { ok: true, config: { publicUrl: null, packs: new Map(), notify: [], triggers: new Map() } };
   const parsed = parseShaped(text, validateConfig, 'runvil.yaml');
   if (!parsed.ok) return parsed;
   const raw = parsed.value as RawConfig;
@@ -114,7 +114,7 @@ export function parseDeploymentConfig(text: string): ConfigOutcome {
   }
   const notify = (raw.notify ?? []).map((entry, index) => readNotify(entry, ['notify', index], report));
   if (problems.length > 0) return { ok: false, problems: problems.sort((a, b) => a.line - b.line || a.column - b.column) };
-  return { ok: true, config: { publicUrl, packs, notify } };
+  return { ok: true, config: { publicUrl, packs, notify, triggers: new Map() } };
 }
 
 /** A problem as printed: `file:line:column: message`. */

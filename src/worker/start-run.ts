@@ -21,6 +21,11 @@ export interface RunRequest {
   /** The run's id (a webhook's, or an Idempotency-Key's: run-ids.ts); a fresh one when absent. */
   id?: DoId;
   webhook_id?: string;
+  /**
+   * Args whose values came from outside (a trigger's payload): the run reads them as the
+   * run's envelope wraps untrusted text, and a chain that reads them is tainted.
+   */
+  untrustedArgs?: readonly string[];
   /** With it, the run as it is once no longer running (suspended or ended), or after this long. */
   waitMs?: number;
 }
