@@ -23,6 +23,8 @@ export interface RecordedStart {
   /** The test's own prompt text, and the name its messages use. */
   prompt: { text: string; name: string };
   args: { [name: string]: Json };
+  /** The args the recorded run read as untrusted text; the fork reads them so too. */
+  untrustedArgs: string[];
   seed: string;
   journal: JournalEntry[];
 }
@@ -38,7 +40,7 @@ export async function recordedStart(file: string, until: number | undefined, pla
   if (!args.ok) throw new UsageError(`the args of ${file} do not fit its prompt: ${args.message}`, { file });
   const seed = test.seed ?? '0';
   const host = fixtureHost(test.host, test.answers, test.model, { calls: test.recorded, clock: test.clock });
-  const recorded = await runOnHost(platform, host, { prompt: parsed.prompt, args: args.args, seed });
+  const recorded = await runOnHost(platform, host, { prompt: parsed.prompt, args: args.args, untrustedArgs: test.untrustedArgs, seed });
   // As `runvil test` refuses it: a journal rebuilt from an answer outside its ask's choices is no run the API could have made.
   const refused = [
     ...host.operator.refused.map(({ index, message }) => ({ path: ['answers', index], message })),
@@ -54,7 +56,7 @@ export async function recordedStart(file: string, until: number | undefined, pla
     const ending = recorded.status === 'failed' ? ` (its replay ends with error[${recorded.error.kind}]: ${recorded.error.message})` : '';
     throw new UsageError(`--until ${at} is past the end of the run ${file} records: it has ${length} journal entries${ending}`, { file });
   }
-  return { prompt: test.prompt, args: args.args, seed, journal: recorded.journal.slice(0, at) };
+  return { prompt: test.prompt, args: args.args, untrustedArgs: test.untrustedArgs, seed, journal: recorded.journal.slice(0, at) };
 }
 
 /** The run's files as the first entries of its journal left them. */

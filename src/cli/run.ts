@@ -79,6 +79,7 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
       host,
       prompt,
       args: args.args,
+      untrustedArgs: from.untrustedArgs,
       seed,
       runId: runId ?? 'run-1',
       prefix: { ok: true, journal: from.journal, firstReplaced: null },
@@ -100,6 +101,7 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
     ...(runId !== undefined ? { runId } : {}),
     prompt,
     args: args.args,
+    ...(from ? { untrustedArgs: from.untrustedArgs } : {}),
     seed,
     ...(forked ? { journal: forked.journal, store: forked.store } : {}),
     onEvent: (event) => {

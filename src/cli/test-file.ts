@@ -49,6 +49,8 @@ export interface PromptTest extends Fixture {
   /** The prompt's text and the name its messages use. */
   prompt: { text: string; name: string };
   args: { [name: string]: Json };
+  /** The args the run reads as untrusted text, as a run a trigger started did (its payload's values). */
+  untrustedArgs: string[];
   /** The place of a key in the test file, for messages about it. */
   place(path: (string | number)[]): { line: number; column: number };
   expect: Expectation;
@@ -74,6 +76,7 @@ interface RawTest extends RawFixture {
   prompt?: unknown;
   source?: unknown;
   args?: { [name: string]: Json };
+  untrusted_args?: string[];
   expect?: Record<string, unknown>;
 }
 
@@ -129,8 +132,14 @@ export async function readTestText(
 
   const expect = readExpect(raw.expect, problem);
   if (raw.expect === undefined) problems.push({ message: 'a test needs `expect:` with at least one expectation', line: 1, column: 1 });
+  const args = raw.args ?? {};
+  const untrustedArgs = raw.untrusted_args ?? [];
+  untrustedArgs.forEach((name, index) => {
+    if (!Object.hasOwn(args, name))
+      problem(['untrusted_args', index], `\`untrusted_args\` names ${JSON.stringify(name)}, which \`args:\` does not give; it lists args given there`);
+  });
   if (problems.length > 0 || !prompt) return { ok: false, problems: problems.sort((a, b) => a.line - b.line || a.column - b.column) };
-  return { ok: true, value: { ...fixture, file, prompt, args: raw.args ?? {}, place: parsed.place, expect } };
+  return { ok: true, value: { ...fixture, file, prompt, args, untrustedArgs, place: parsed.place, expect } };
 }
 
 type Report = (path: (string | number)[], message: string) => void;

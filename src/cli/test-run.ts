@@ -29,7 +29,13 @@ export async function runPromptTest(platform: LuaPlatform, test: PromptTest, lim
     }
     const host = fixtureHost(test.host, test.answers, test.model, { calls: test.recorded, clock: test.clock });
     try {
-      outcome = await runOnHost(platform, host, { prompt: parsed.prompt, args: args.args, seed: test.seed ?? '0', ...limit });
+      outcome = await runOnHost(platform, host, {
+        prompt: parsed.prompt,
+        args: args.args,
+        untrustedArgs: test.untrustedArgs,
+        seed: test.seed ?? '0',
+        ...limit,
+      });
     } catch (error) {
       return [`the run threw instead of ending: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`];
     }

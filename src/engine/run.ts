@@ -30,6 +30,12 @@ export interface RunOptions {
   harness: Harness;
   /** The run's arguments, already checked against the frontmatter's `args:` (src/prompt/run-args.ts). */
   args?: { [name: string]: Json };
+  /**
+   * Args whose values came from outside the run (a trigger's payload): Lua reads them as the
+   * run's untrusted envelope wraps text, and a chain that reads one is tainted
+   * (docs/language.md, "Untrusted args"). Names that are not args of the run are ignored.
+   */
+  untrustedArgs?: readonly string[];
   /** The run seed: the nonce and math.random derive from it. Default "0". */
   seed?: string;
   runId?: string;

@@ -86,6 +86,7 @@ export interface ForkReplay {
   host: HostConfig;
   prompt: Prompt;
   args: { [name: string]: Json };
+  untrustedArgs?: readonly string[];
   seed: string;
   runId: string;
   prefix: Extract<ForkPrefix, { ok: true }>;
@@ -127,6 +128,7 @@ async function dryReplay(replay: ForkReplay, journal: JournalEntry[]): Promise<D
   const outcome = await runOnHost(replay.platform, dryHost(replay.host), {
     prompt: replay.prompt,
     args: replay.args,
+    ...(replay.untrustedArgs ? { untrustedArgs: replay.untrustedArgs } : {}),
     seed: replay.seed,
     runId: replay.runId,
     journal,

@@ -23,6 +23,8 @@ export interface EndedRun {
   prompt: string;
   source: string;
   args: { [name: string]: Json };
+  /** The args the run read as untrusted text (a trigger's payload). */
+  untrusted_args?: readonly string[];
   seed: string;
   journal: readonly JournalEntry[];
   ending: { status: 'completed'; result: string } | { status: 'failed'; error: { kind: string; message: string } };
@@ -42,6 +44,7 @@ export function runTestFile(run: EndedRun): string {
   const file: Record<string, Json> = {};
   file.source = run.source;
   if (Object.keys(run.args).length > 0) file.args = run.args;
+  if (run.untrusted_args?.length) file.untrusted_args = [...run.untrusted_args];
   file.seed = run.seed;
   const packs = hostPacks(run.packs, run.unavailable ?? new Map());
   if (packs !== null) file.host = { packs };

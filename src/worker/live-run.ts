@@ -159,6 +159,7 @@ export class LiveRun {
       owner: this,
       prompt: parsed.prompt,
       args: state.args(),
+      ...(meta.untrusted_args ? { untrustedArgs: meta.untrusted_args } : {}),
       seed: meta.seed,
       runId: meta.run_id,
       store,

@@ -18,6 +18,8 @@ export interface StartSpec {
   /** How long the run may last, in seconds, before it ends as Cancelled. */
   timeout_seconds: number;
   webhook_id?: string;
+  /** Args whose values came from outside (a trigger's payload): the run reads them as untrusted text. */
+  untrusted_args?: string[];
 }
 
 /** A fork (POST /runs/:id/fork): a new run of `source` whose journal starts with `journal`, checked first. */
@@ -37,6 +39,8 @@ export interface ForkSource {
   prompt: string;
   source: string;
   args: { [name: string]: Json };
+  /** The args the run reads as untrusted text; a fork reads them so too. */
+  untrusted_args?: string[];
   seed: string;
   journal: JournalEntry[];
   /** The configured Packs the run was prepared with, or null before it was. */

@@ -179,6 +179,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
           timeout_seconds: spec.timeout_seconds,
           deadline_at: now + spec.timeout_seconds * 1000,
           ...(spec.webhook_id !== undefined ? { webhook_id: spec.webhook_id } : {}),
+          ...(spec.untrusted_args?.length ? { untrusted_args: spec.untrusted_args } : {}),
           ...(fork ? { forked_from: fork.forked_from } : {}),
         },
         spec.source,

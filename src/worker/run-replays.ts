@@ -42,6 +42,7 @@ export function testFileOf(state: RunState, host: HostConfig): { ok: true; text:
     prompt: meta.prompt,
     source: state.source(),
     args: state.args(),
+    ...(meta.untrusted_args ? { untrusted_args: meta.untrusted_args } : {}),
     seed: meta.seed,
     journal: state.journal(),
     ending:
@@ -70,7 +71,16 @@ export function forkSourceOf(state: RunState): ForkSource | Refusal {
       message: `run ${meta.run_id} is running; a fork starts from a journal that stands still: fork it once it has suspended or ended`,
     };
   }
-  return { ok: true, prompt: meta.prompt, source: state.source(), args: state.args(), seed: meta.seed, journal: state.journal(), packs: state.packSnapshots() };
+  return {
+    ok: true,
+    prompt: meta.prompt,
+    source: state.source(),
+    args: state.args(),
+    ...(meta.untrusted_args ? { untrusted_args: meta.untrusted_args } : {}),
+    seed: meta.seed,
+    journal: state.journal(),
+    packs: state.packSnapshots(),
+  };
 }
 
 /** Checks that the fork's prompt reproduces its journal; the journal it starts from (cut where a changed answer made the rest stale). */
@@ -82,6 +92,7 @@ export async function checkedForkJournal(spec: ForkSpec, host: HostConfig, runId
     host,
     prompt: parsed.prompt,
     args: spec.args,
+    ...(spec.untrusted_args ? { untrustedArgs: spec.untrusted_args } : {}),
     seed: spec.seed,
     runId,
     prefix: { ok: true, journal: rebaseJournal(spec.journal, spec.forked_from.run_id, runId), firstReplaced: spec.first_replaced },

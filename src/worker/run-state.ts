@@ -41,6 +41,8 @@ export interface RunMeta {
   deadline_at: number;
   /** The webhook delivery that started it, when one did. */
   webhook_id?: string;
+  /** Args whose values came from outside (a trigger's payload): every execution reads them as untrusted text. */
+  untrusted_args?: string[];
   /** The run this one forked from, and at how many of its journal entries (POST /runs/:id/fork). */
   forked_from?: { run_id: string; at: number };
 }

@@ -46,7 +46,14 @@ export async function startRun(env: Env, request: RunRequest): Promise<{ created
       seed: request.seed ?? randomToken().slice(0, 16),
       timeout_seconds: runTimeoutSeconds(env.RUNVIL_RUN_TIMEOUT_SECONDS),
       ...(request.webhook_id !== undefined ? { webhook_id: request.webhook_id } : {}),
+      ...untrustedOf(request.untrustedArgs, args.args),
     },
     request.waitMs ?? 0,
   );
+}
+
+/** The run's untrusted args, once each, in the order given: only args the run has carry a value. */
+function untrustedOf(names: readonly string[] | undefined, args: { [name: string]: Json }): { untrusted_args?: string[] } {
+  const kept = [...new Set(names ?? [])].filter((name) => Object.hasOwn(args, name));
+  return kept.length > 0 ? { untrusted_args: kept } : {};
 }

@@ -62,6 +62,8 @@ replayRoutes.post('/runs/:id/fork', requireApiToken, async (c) => {
       prompt: from.prompt,
       source,
       args: args.args,
+      // What came from outside stays untrusted in the fork, whatever its source.
+      ...(from.untrusted_args ? { untrusted_args: from.untrusted_args.filter((name) => Object.hasOwn(args.args, name)) } : {}),
       seed: from.seed,
       timeout_seconds: runTimeoutSeconds(c.env.RUNVIL_RUN_TIMEOUT_SECONDS),
       journal: prefix.journal,
