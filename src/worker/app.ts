@@ -12,6 +12,7 @@ import { promptRoutes } from './routes/prompts.ts';
 import { replayRoutes } from './routes/replays.ts';
 import { runRoutes } from './routes/runs.ts';
 import { toolResultRoutes } from './routes/tool-results.ts';
+import { triggerRoutes } from './routes/triggers.ts';
 import { checkPathEncoding } from './request-path.ts';
 import { consoleRoutes } from './console/routes.tsx';
 import { noSniff } from './nosniff.ts';
@@ -40,6 +41,7 @@ export function createApp(): Hono<{ Bindings: Env }> {
   app.route('/', toolResultRoutes);
   app.route('/', replayRoutes);
   app.route('/', hookRoutes);
+  app.route('/', triggerRoutes);
   app.route('/', consoleRoutes);
   app.notFound((c) => {
     const path = c.req.path.length > 200 ? `${c.req.path.slice(0, 200)}...` : c.req.path;

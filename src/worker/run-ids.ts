@@ -31,6 +31,15 @@ export function webhookRunId(env: Env, prompt: string, webhookId: string): DoId 
   return dedupedRunId(env, 'hook', prompt, webhookId);
 }
 
+/**
+ * The run id of a delivery to a trigger of runvil.yaml: its own names (`trigger/`), so a
+ * sender cannot reach a run of a prompt's Standard Webhooks route, nor one trigger's
+ * delivery another's run.
+ */
+export function triggerRunId(env: Env, trigger: string, deliveryId: string): DoId {
+  return env.RUNS.idFromName(`trigger/${trigger}/${deliveryId}`);
+}
+
 /** Refuses with 400 a key that is empty, longer than `max`, or holds a character other than visible ASCII. */
 export function checkDedupeKey(key: string, header: string, max = MAX_DEDUPE_KEY_CHARS): void {
   if (key.length === 0) throw new ApiError(400, `${header} is empty: send 1 to ${max} visible ASCII characters (a UUID does)`, { field: header });

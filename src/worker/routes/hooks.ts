@@ -1,16 +1,23 @@
 /**
- * `POST /hooks/:name`: a webhook starts a run of the prompt, its JSON body as the run's
- * args. The delivery is verified as Standard Webhooks says (webhooks.ts) with the
- * prompt's own secret; its `webhook-id` names the run, so a redelivery starts nothing
- * and answers the run the first delivery started.
+ * `POST /hooks/:name`. A trigger of runvil.yaml by that name takes the delivery as its
+ * sender signs it (triggers/delivery.ts). Otherwise a webhook starts a run of the prompt
+ * of that name, its JSON body as the run's args, verified as Standard Webhooks says
+ * (webhooks.ts) with the prompt's own secret; its `webhook-id` names the run, so a
+ * redelivery starts nothing and answers the run the first delivery started.
+ * `?wait=SECONDS` waits for the run as `POST /prompts/:name/runs` does.
  */
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
+import { publicView } from '../ask-view.ts';
 import { checkJsonContentType, parseJsonObject, readText } from '../body.ts';
+import { deploymentConfig } from '../deployment.ts';
 import type { Env } from '../env.ts';
 import { ApiError } from '../http-error.ts';
 import { checkPromptName } from '../prompt-library.ts';
 import { checkDedupeKey, webhookRunId } from '../run-ids.ts';
+import type { ObjectView } from '../run-view.ts';
 import { startRun } from '../start-run.ts';
+import { deliver } from '../triggers/delivery.ts';
+import { waitSeconds } from '../wait.ts';
 import { verifyWebhook, webhookHeaders, webhookSecretName } from '../webhooks.ts';
 
 /** The webhook route. */
@@ -18,6 +25,15 @@ export const hookRoutes = new Hono<{ Bindings: Env }>();
 
 hookRoutes.post('/hooks/:name', async (c) => {
   const name = c.req.param('name');
+  const wait = waitSeconds(c.req.query('wait'));
+  const trigger = deploymentConfig().triggers.get(name);
+  if (trigger !== undefined) {
+    const outcome = await deliver(c.env, trigger, c.req.raw, wait * 1000);
+    if (outcome.kind === 'challenge') return c.json({ challenge: outcome.challenge });
+    // 2xx: a sender retries a delivery that got an error, and this one is settled.
+    if (outcome.kind === 'ignored') return c.json({ ignored: true }, 202);
+    return startedResponse(c, outcome, wait);
+  }
   checkPromptName(name);
   // An own variable only: a name the Worker's environment merely inherits is no secret.
   const secretName = webhookSecretName(name);
@@ -36,6 +52,18 @@ hookRoutes.post('/hooks/:name', async (c) => {
     args,
     id: webhookRunId(c.env, name, check.id),
     webhook_id: check.id,
+    waitMs: wait * 1000,
   });
-  return c.json({ run_id: started.view.run_id, status: started.view.status, duplicate: !started.created }, started.created ? 202 : 200);
+  return startedResponse(c, started, wait);
 });
+
+/**
+ * The answer to a delivery that reached a run: 202 and the run's id for a new run, 200 for a
+ * redelivery (`duplicate`); with `?wait=`, the run's view as `POST /prompts/:name/runs` gives it.
+ */
+async function startedResponse(c: Context<{ Bindings: Env }>, started: { created: boolean; view: ObjectView }, wait: number): Promise<Response> {
+  const duplicate = !started.created;
+  const status = duplicate ? 200 : wait === 0 || started.view.status === 'running' ? 202 : 200;
+  if (wait === 0) return c.json({ run_id: started.view.run_id, status: started.view.status, duplicate }, status);
+  return c.json({ ...(await publicView(c.env, started.view)), duplicate }, status);
+}
