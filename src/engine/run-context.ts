@@ -15,6 +15,7 @@ import type { Scheduler } from './scheduler.ts';
 import type { TaskBoard } from './tasks.ts';
 import type { ChainTaint } from './taint.ts';
 import type { EntryTimeLimit } from './entry-clock.ts';
+import type { EntryArgs } from './untrusted-args.ts';
 
 /** A section as an entry runs it: its name and body. The H1 pass uses the title as its name. */
 export interface EntrySection extends SectionBody {
@@ -36,6 +37,8 @@ export interface RunContext {
   /** What the run's VMs are tagged with (RunOptions.owner). */
   vmOwner: object | undefined;
   args: { [name: string]: Json };
+  /** The args as entries read them: the untrusted ones held back, wrapped (untrusted-args.ts). */
+  entryArgs: EntryArgs;
   seed: RunSeed;
   vars: VarState;
   /** The Lua memory the run's VMs hold together, against its budget (lua/run-memory.ts). */

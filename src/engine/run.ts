@@ -22,6 +22,7 @@ import { EMPTY_CATALOG, type RunCatalog } from './catalog.ts';
 import { RunMeter } from './run-meter.ts';
 import { RunMemory } from './lua/run-memory.ts';
 import type { EntryTimeLimit } from './entry-clock.ts';
+import { entryArgs } from './untrusted-args.ts';
 
 /** What a run needs. */
 export interface RunOptions {
@@ -117,13 +118,16 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
     ...(options.signal ? { yieldToHost: macrotask } : {}),
     ...(options.onBlocked ? { onBlocked: options.onBlocked } : {}),
   });
+  const args = options.args ?? {};
+  const seed = await deriveRunSeed(options.seed ?? '0');
   const run = {
     runId: options.runId ?? 'run-1',
     prompt: options.prompt,
     platform: options.platform,
     vmOwner: options.owner,
-    args: options.args ?? {},
-    seed: await deriveRunSeed(options.seed ?? '0'),
+    args,
+    entryArgs: entryArgs(args, options.untrustedArgs ?? [], seed.nonce),
+    seed,
     vars: new VarState(limits.varBytes),
     taint: new ChainTaint(),
     memory: new RunMemory(limits.runMemoryBytes, stop),
@@ -144,7 +148,13 @@ export async function runPrompt(options: RunOptions): Promise<RunOutcome> {
   } as RunContext;
   run.tasks = new TaskBoard(run, enterSection);
   const place = { section: null, task: '0', turn: 0 };
-  events.emit('run_started', place, { prompt: options.prompt.frontmatter.name, args: run.args });
+  const { untrusted } = run.entryArgs;
+  events.emit('run_started', place, {
+    prompt: options.prompt.frontmatter.name,
+    args: run.args,
+    // Which args came from outside: a replay, given the same, reads them as the run did.
+    ...(untrusted.length > 0 ? { untrusted_args: untrusted } : {}),
+  });
   if (options.requirementsNotice !== undefined) {
     return fail(run, { kind: 'RequirementsUnmet', message: options.requirementsNotice });
   }

@@ -93,6 +93,7 @@ const facts: EntryFacts = {
   hasProse: true,
   argsText: '["a"]',
   runArgsText: '{}',
+  untrustedArgNames: '["payload"]',
   itemText: null,
   runId: 'run-9',
   sectionName: 'Work',

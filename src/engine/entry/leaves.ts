@@ -6,6 +6,8 @@
 import { defineField, type Json } from '../../json/json.ts';
 import { findSection } from '../../prompt/heading-ref.ts';
 import { parsePackId } from '../../prompt/name-grammar.ts';
+import type { LuaBlock } from '../../prompt/types.ts';
+import { formatSyntaxError, syntaxCandidates } from '../lua/syntax-place.ts';
 import type { HookVerdict, LeafReceiver, LuaLeaf, LuaScalar, LuaVm } from '../lua/vm.ts';
 import type { EventFields, EventPlace } from '../events.ts';
 import type { RunContext } from '../run-context.ts';
@@ -51,6 +53,8 @@ export const LEAF_NAMES = [
   'task_status',
   'task_cancel',
   'answered',
+  'syntax_place',
+  'untrusted_args',
 ] as const;
 
 /** Binds the section VM's leaves (LEAF_NAMES) to this entry. */
@@ -168,7 +172,8 @@ class EntryLeaves implements LeafReceiver, Leaves {
       epilogue: spec.section.epilogue.length,
       hasProse: spec.section.prose !== '',
       argsText: spec.callArgs ?? null,
-      runArgsText: JSON.stringify(run.args),
+      runArgsText: run.entryArgs.plainText,
+      untrustedArgNames: run.entryArgs.held?.namesText ?? null,
       itemText: spec.item ?? null,
       runId: run.runId,
       sectionName: spec.section.name,
@@ -179,12 +184,31 @@ class EntryLeaves implements LeafReceiver, Leaves {
     });
   }
 
-  block(name: LuaScalar, index: LuaScalar): LuaScalar | LuaScalar[] {
+  private blocks(name: LuaScalar): LuaBlock[] {
     const section = name === null ? this.spec.section : this.run.prompt.sections.find((s) => s.name === name);
-    const blocks = section ? [...section.prologue, ...section.epilogue] : [];
+    return section ? [...section.prologue, ...section.epilogue] : [];
+  }
+
+  block(name: LuaScalar, index: LuaScalar): LuaScalar | LuaScalar[] {
+    const blocks = this.blocks(name);
     if (index === 0) return blocks.length;
     const block = blocks[Number(index) - 1]!;
     return [block.source, block.line, chunkName(this.run.prompt.file)];
+  }
+
+  /**
+   * A block's syntax error placed at its column (walk.lua): the message at the likeliest
+   * place, then (cut byte, message) for each place its token may be at, when there are several.
+   */
+  syntax_place(name: LuaScalar, index: LuaScalar, error: LuaScalar): LuaScalar[] {
+    const block = this.blocks(name)[Number(index) - 1]!;
+    const source = '\n'.repeat(block.line - 1) + block.source;
+    const chunk = chunkName(this.run.prompt.file);
+    const found = syntaxCandidates(source, chunk, String(error));
+    if (found === null) return [error];
+    if (found.candidates.length <= 1) return [formatSyntaxError(chunk, found.candidates[0]?.place ?? found.fallback)];
+    const cuts = found.candidates.flatMap(({ place, cut }) => [utf8Length(source.slice(0, cut)), formatSyntaxError(chunk, place)]);
+    return [formatSyntaxError(chunk, found.fallback), ...cuts];
   }
 
   find_section(ref: LuaScalar): LuaScalar[] {
@@ -263,6 +287,12 @@ class EntryLeaves implements LeafReceiver, Leaves {
     return wrapUntrusted(String(text), this.run.seed.nonce);
   }
 
+  /** The untrusted args, wrapped, for the chain that reads one: it has seen untrusted text. */
+  untrusted_args(): LuaScalar {
+    this.run.taint.mark(this.spec.chain);
+    return this.run.entryArgs.held?.text ?? '{}';
+  }
+
   fact(name: LuaScalar): LuaScalar {
     if (name === 'replies') {
       this.run.taint.readReplies(this.spec.chain);
@@ -284,6 +314,12 @@ const LEAF_METHODS: readonly LuaLeaf[] = LEAF_NAMES.map((name) => EntryLeaves.pr
 function varPath(text: LuaScalar): (string | number)[] {
   const parsed = JSON.parse(String(text)) as (string | number)[] | Record<string, never>;
   return Array.isArray(parsed) ? parsed : [];
+}
+
+const UTF8 = new TextEncoder();
+
+function utf8Length(text: string): number {
+  return UTF8.encode(text).length;
 }
 
 function chunkName(file: string): string {

@@ -30,8 +30,10 @@ export interface EntryFacts {
   hasProse: boolean;
   /** JSON text of a call's extra arguments or a task's input; null for other entries. */
   argsText: string | null;
-  /** JSON text of the run's arguments. */
+  /** JSON text of the run's arguments, but the untrusted ones held back. */
   runArgsText: string;
+  /** JSON text of the names of the untrusted args held back (the leaf `untrusted_args` gives them); null when none. */
+  untrustedArgNames: string | null;
   /** JSON text of a fanout arm's item; null for other entries. */
   itemText: string | null;
   runId: string;
@@ -51,6 +53,7 @@ export const ENTRY_FIELDS = [
   'hasProse',
   'argsText',
   'runArgsText',
+  'untrustedArgNames',
   'itemText',
   'runId',
   'sectionName',

@@ -35,6 +35,7 @@ function __rv_bind()
   sandbox.seed(L.seed())
   env.args = json.decode(e.run_args_text)
   env.argv = json.copy(env.args)
+  if e.untrusted_arg_names then state.hold_untrusted_args(env.args, env.argv, json.decode(e.untrusted_arg_names)) end
   local facts = {
     run_id = e.run_id, execution = e.run_id, section_name = e.section_name, task_id = e.task_id,
     prompt_name = e.prompt_name, prompt_title = e.prompt_title, prompt_description = e.prompt_description,

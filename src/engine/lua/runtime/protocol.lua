@@ -25,7 +25,7 @@ local P = {}
 
 --- The entry's facts, in the order the leaf `entry` answers them (ENTRY_FIELDS in protocol.ts).
 P.ENTRY_FIELDS = {
-  'kind', 'name', 'prologue', 'epilogue', 'has_prose', 'args_text', 'run_args_text', 'item_text',
+  'kind', 'name', 'prologue', 'epilogue', 'has_prose', 'args_text', 'run_args_text', 'untrusted_arg_names', 'item_text',
   'run_id', 'section_name', 'task_id', 'prompt_name', 'prompt_title', 'prompt_description',
 }
 

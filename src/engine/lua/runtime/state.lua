@@ -212,6 +212,53 @@ function M.ui()
   return M.sealed('ui', ui)
 end
 
+--- Holds back the untrusted args (a trigger's payload; docs/language.md, "Untrusted args")
+--- from args and argv until the chain reads one by name, walks either table with pairs or
+--- encodes it: then the leaf `untrusted_args` marks the chain as having seen untrusted text
+--- and gives their values wrapped in the run's envelope, and both tables hold them as plain
+--- values from there on. rawget and next see only what the tables hold so far.
+function M.hold_untrusted_args(args, argv, names)
+  local held, guards, revealed = {}, {}, false
+  for _, name in ipairs(names) do held[name] = true end
+  local function reveal()
+    if revealed then return end
+    revealed = true
+    local values = json.decode(L.untrusted_args())
+    for t, mt in next, guards do
+      -- Unless the section gave the table a metatable of its own.
+      if raw_getmetatable(t) == mt then setmetatable(t, nil) end
+      json.views[t] = nil
+    end
+    for _, name in ipairs(names) do
+      -- A value the section set before its first read stays: it is the section's own.
+      if raw_rawget(args, name) == nil then raw_rawset(args, name, values[name]) end
+      if raw_rawget(argv, name) == nil then raw_rawset(argv, name, json.copy(values[name])) end
+    end
+  end
+  local function encoded(t)
+    reveal()
+    local text, err = json.try_encode(t)
+    if not text then R.raise('lua', 'json.encode: ' .. err) end
+    return text
+  end
+  for _, t in ipairs({ args, argv }) do
+    local mt = {
+      __index = function(self, k)
+        if not held[k] then return nil end
+        reveal()
+        return raw_rawget(self, k)
+      end,
+      __pairs = function(self)
+        reveal()
+        return R.env_pairs(self)
+      end,
+    }
+    guards[t] = mt
+    setmetatable(t, mt)
+    json.views[t] = encoded
+  end
+end
+
 function M.untrusted(text)
   if type(text) == 'number' then text = R.scalar_text(text) end
   if type(text) ~= 'string' then R.raise('lua', 'untrusted takes text, got ' .. R.typename(text)) end
