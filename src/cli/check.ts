@@ -5,11 +5,11 @@
  * good file.
  */
 import { parseDeploymentConfig } from '../config/parse-config.ts';
+import { luaSyntaxErrors } from '../engine/lua/compile-check.ts';
 import { parsePrompt } from '../prompt/index.ts';
 import { UsageError, type CheckCommand } from './args.ts';
 import { isConfigFile } from './config-file.ts';
 import type { CliIo } from './io.ts';
-import { luaSyntaxErrors } from './lua-syntax.ts';
 import { cliPlatform } from './platform.ts';
 import { formatError, formatUsageError, readUserFile } from './prompt-file.ts';
 
@@ -36,7 +36,7 @@ export async function checkCommand(command: CheckCommand, io: CliIo): Promise<nu
       continue;
     }
     const parsed = parsePrompt(text, file);
-    const errors = parsed.ok ? await luaSyntaxErrors(await cliPlatform(), parsed.prompt) : parsed.errors;
+    const errors = parsed.ok ? await luaSyntaxErrors(await cliPlatform(), parsed.prompt, text) : parsed.errors;
     for (const error of errors) io.err(`${formatError(error)}\n`);
     if (errors.length > 0) status = Math.max(status, 1);
     else io.out(`ok: ${file}\n`);

@@ -51,12 +51,12 @@ describe('runvil check', () => {
     ]);
   });
 
-  it('compiles Lua blocks and prose expressions, reporting syntax errors at their lines', async () => {
+  it('compiles Lua blocks and prose expressions, reporting syntax errors at their lines and columns', async () => {
     const result = await cli(['check', dir.path('bad-lua.md')]);
     expect(result.status).toBe(1);
     expect(result.stderr).toBe(
-      `${dir.path('bad-lua.md')}:10: error[Lua]: unexpected symbol near '='\n` +
-        `${dir.path('bad-lua.md')}:13: error[Lua]: in the prose expression {{ 1 + }} of ## B: unexpected symbol near <eof>\n`,
+      `${dir.path('bad-lua.md')}:10:11: error[Lua]: unexpected symbol near '='\n` +
+        `${dir.path('bad-lua.md')}:14:13: error[Lua]: in the prose expression {{ 1 + }} of ## B: unexpected symbol near <eof>\n`,
     );
   });
 

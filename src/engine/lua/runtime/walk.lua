@@ -26,11 +26,24 @@ local NO_JUMP = {
   arm = 'jump is unavailable in a fanout arm: an arm runs its own section apart from the walk, so the walk cannot move from here; return a value, or call the section',
 }
 
+-- A syntax error of a block, placed at its column: the leaf names the places its token may be
+-- at, best first, each with the byte its cut text ends at; the one Lua stopped at is the first
+-- whose cut text fails with the very same message (engine/lua/syntax-place.ts).
+local function placed_syntax_error(text, chunkname, err, section, index)
+  local found = table_pack(L.syntax_place(section, index, err))
+  for i = 2, found.n - 1, 2 do
+    local _, cut_err = raw.load(string_sub(text, 1, found[i]), '=' .. chunkname, 't')
+    if cut_err == err then return found[i + 1] end
+  end
+  return found[1]
+end
+
 --- Loads one block of a section as a function in env; line numbers match the prompt file.
 function M.load_block(section, index, env)
   local source, line, chunkname = L.block(section, index)
-  local fn, err = raw.load(string_rep('\n', line - 1) .. source, '=' .. chunkname, 't', env)
-  if not fn then R.raise('lua', err) end
+  local text = string_rep('\n', line - 1) .. source
+  local fn, err = raw.load(text, '=' .. chunkname, 't', env)
+  if not fn then R.raise('lua', placed_syntax_error(text, chunkname, err, section, index)) end
   return fn
 end
 
