@@ -84,6 +84,11 @@ describe('a string arg marked untrusted', () => {
     }
   });
 
+  it.each(FORGED)('gives its escaped text to the pattern docs/language.md cuts it out with: %j', async (text) => {
+    const cut = `return args.title:match('^.-\\n<untrusted_input_%x+>\\n(.*)\\n</untrusted_input_%x+>$')`;
+    expect(resultOf(await runArgs(cut, { title: text }))).toBe(escapeUntrusted(text, NONCE));
+  });
+
   it('leaves the trusted args as given', async () => {
     const outcome = await runArgs(`return json.encode({ args.owner, args.count, math.type(args.count) })`, { title: 'x', owner: 'grace', count: 7 });
     expect(JSON.parse(resultOf(outcome))).toEqual(['grace', 7, 'integer']);

@@ -87,7 +87,7 @@ export const RUN = String.raw`  // ---- A run: outcome, asks, conversation, tool
     var KIND = { ask_pending: 'ask', ask_answered: 'ask', run_completed: 'end', run_failed: 'fail', task_failed: 'fail', tool_call_failed: 'fail' };
     function summary(event) {
       switch (event.type) {
-        case 'run_started': return 'args ' + JSON.stringify(event.args);
+        case 'run_started': return 'args ' + JSON.stringify(event.args) + (event.untrusted_args ? ' (untrusted: ' + event.untrusted_args.join(', ') + ')' : '');
         case 'section_entered': return event.entry ? 'by ' + event.entry : '';
         case 'ask_pending': return event.question === null ? '(no question)' : String(event.question);
         case 'ask_answered': return event.answered_by ? 'by ' + event.answered_by : '';
