@@ -12,9 +12,14 @@ import { readUserFile } from './prompt-file.ts';
 /** The file `runvil run` reads when `--config` names none. */
 export const DEFAULT_CONFIG_FILE = 'runvil.yaml';
 
+/** The configuration file `runvil run` reads: `explicit` (from --config), or ./runvil.yaml when present, or null for none. */
+export function deploymentConfigFile(explicit: string | undefined): string | null {
+  return explicit ?? (existsSync(DEFAULT_CONFIG_FILE) ? DEFAULT_CONFIG_FILE : null);
+}
+
 /** Reads and checks the configuration `runvil run` uses: `explicit` (from --config), or ./runvil.yaml, or none. */
 export async function loadDeploymentConfig(explicit: string | undefined): Promise<DeploymentConfig> {
-  const file = explicit ?? (existsSync(DEFAULT_CONFIG_FILE) ? DEFAULT_CONFIG_FILE : null);
+  const file = deploymentConfigFile(explicit);
   if (file === null) return EMPTY_CONFIG;
   const parsed = parseDeploymentConfig(await readUserFile(file, 'configuration file'));
   if (!parsed.ok) throw UsageError.inFile(file, parsed.problems);

@@ -9,12 +9,14 @@ import { snapshotPacks, snapshotPacksToPacks, type ProgressListener } from '../h
 import { CallbackListener } from './callback-listener.ts';
 import { fixtureHost } from '../fixture/fixture-host.ts';
 import type { HostConfig } from '../host/host.ts';
+import type { Pack } from '../host/pack.ts';
 import { runOnHost } from '../host/host.ts';
 import { exceptionText, internalRunError } from '../host/internal-error.ts';
 import type { RunOutcome } from '../engine/run.ts';
 import { parsePrompt } from '../prompt/index.ts';
 import { UsageError, type RunCommand } from './args.ts';
-import { loadDeploymentConfig } from './config-file.ts';
+import { deploymentConfigFile, loadDeploymentConfig } from './config-file.ts';
+import { commandLineRemedies, type PackSource } from './remedies.ts';
 import type { CliIo } from './io.ts';
 import { localHost } from './local-host.ts';
 import { cliPlatform, entryTimeLimit } from './platform.ts';
@@ -27,6 +29,7 @@ import { checkFork } from '../host/fork.ts';
 import type { JournalEntry } from '../engine/journal.ts';
 import type { MemoryRunStore } from '../host/run-store.ts';
 import { argsFromData } from '../prompt/run-args.ts';
+import { OPERATOR_WINDOW_CLOSED } from '../host/operator.ts';
 
 /** Runs `runvil run`; answers the exit status (0 completed, 1 failed). */
 export async function runCommand(command: RunCommand, io: CliIo): Promise<number> {
@@ -48,7 +51,7 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
   const args = from ? argsFromData(prompt.frontmatter.args, from.args) : argsFromCommandLine(prompt.frontmatter.args, command.args);
   if (!args.ok) throw new UsageError(args.message, { file: command.file });
 
-  const operator = commandLineOperator([...(fixture?.answers ?? []), ...command.answers], io);
+  const operator = commandLineOperator([...(fixture?.answers ?? []), ...command.answers], io, { script: fixture !== undefined });
   // A real run has an id of its own: its tool calls' ids derive from it, and a service tells runs apart by them.
   const runId = fixture ? undefined : randomBytes(16).toString('hex');
   const listener = new CallbackListener(runId ?? 'run-1', callbackPort(io.env));
@@ -68,7 +71,14 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
     const event = { type: 'tool_progress', task: context.effect?.chain ?? '0', tool, ...step };
     if (command.events) io.err(`${JSON.stringify(event)}\n`);
   };
-  const host: HostConfig = { ...base, packs: [...base.packs, ...snapshotPacksToPacks(snapshots, io.env, progress)] };
+  const packSource: PackSource = fixture
+    ? { kind: 'script', file: command.script! }
+    : { kind: 'config', file: deploymentConfigFile(command.config), runvilPacks: runvilPackIds(base.packs) };
+  const host: HostConfig = {
+    ...base,
+    packs: [...base.packs, ...snapshotPacksToPacks(snapshots, io.env, progress)],
+    remedies: commandLineRemedies(packSource),
+  };
   // A real run gets a fresh seed, so its untrusted-input nonce cannot be guessed; a scripted one is repeatable.
   const seed = from?.seed ?? command.seed ?? fixture?.seed ?? (fixture ? '0' : randomUUID());
 
@@ -118,8 +128,23 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
       return { status: 'failed', error: internalRunError(error), events: [], journal: [] };
     })
     .finally(closeAll);
-  report(outcome, command, io);
+  report(withOperatorHint(outcome, operator.noTerminalHint()), command, io);
   return outcome.status === 'completed' ? 0 : 1;
+}
+
+/**
+ * A run that failed on the closed window of an ask no one could answer (no terminal, no
+ * answer left) says how to answer it; the ask's own failure, which the Lua and the model
+ * read, stays the model-safe text.
+ */
+function withOperatorHint(outcome: RunOutcome, hint: string | null): RunOutcome {
+  if (hint === null || outcome.status !== 'failed' || !outcome.error.message.includes(OPERATOR_WINDOW_CLOSED)) return outcome;
+  return { ...outcome, error: { ...outcome.error, message: `${outcome.error.message}: ${hint}` } };
+}
+
+/** The Pack ids of the runvil Packs among `packs`, for the remedy of an unknown bare entry. */
+function runvilPackIds(packs: readonly Pack[]): string[] {
+  return packs.flatMap((pack) => (pack.manifest.fqName.startsWith('runvil/') ? [pack.manifest.fqName.slice('runvil/'.length)] : []));
 }
 
 /** The port `RUNVIL_CALLBACK_PORT` names for the tool-result listener, or 0 for any free one. */

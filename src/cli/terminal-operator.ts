@@ -15,11 +15,24 @@ export interface CommandLineOperator extends Operator {
   heard(event: RunEvent): void;
   /** Stops reading the terminal; call it when the run has ended. */
   close(): void;
+  /**
+   * What to do about the first ask that failed for want of a terminal (no answer given
+   * and standard input not one), or null when none did. The ask itself failed with the
+   * model-safe closed window; this is for the person who ran the command.
+   */
+  noTerminalHint(): string | null;
+}
+
+/** Where the operator's answers came from before the terminal, for the hint. */
+export interface AnswerSources {
+  /** A `--script` file was given: its `answers:` come first. */
+  script?: boolean;
 }
 
 /** The command line's operator: given answers, then the terminal, then a closed window. */
-export function commandLineOperator(answers: readonly string[], io: CliIo): CommandLineOperator {
+export function commandLineOperator(answers: readonly string[], io: CliIo, sources: AnswerSources = {}): CommandLineOperator {
   let next = 0;
+  let unansweredQuestion: string | null = null;
   // The model's latest text not yet shown: an ask the model makes often follows what it said.
   let unseen = '';
   let terminal: LineReader | undefined;
@@ -40,7 +53,10 @@ export function commandLineOperator(answers: readonly string[], io: CliIo): Comm
         if (allowed(answer)) return { ok: true, text: answer };
         io.err(`--answer ${JSON.stringify(answer)} is not one of the ask's choices (${choices!.map((c) => JSON.stringify(c)).join(', ')})\n`);
       }
-      if (!io.stdinIsTerminal) return { ok: false, message: OPERATOR_WINDOW_CLOSED };
+      if (!io.stdinIsTerminal) {
+        unansweredQuestion ??= context.question?.trim() || 'an ask';
+        return { ok: false, message: OPERATOR_WINDOW_CLOSED };
+      }
       const said = context.transcript?.trim() ? context.transcript : unseen;
       unseen = '';
       // Standard error, so the run result alone reaches standard output.
@@ -63,6 +79,15 @@ export function commandLineOperator(answers: readonly string[], io: CliIo): Comm
     },
     close() {
       terminal?.close();
+    },
+    noTerminalHint() {
+      if (unansweredQuestion === null) return null;
+      const used = answers.length === 0 ? 'no answer was given' : `the ${answers.length} given answer${answers.length === 1 ? ' was' : 's were'} used up`;
+      const where = sources.script ? 'with --answer TEXT or under answers: in the --script file' : 'with --answer TEXT';
+      return (
+        `the run asked ${JSON.stringify(unansweredQuestion.slice(0, 200))}, ${used}, and standard input is not a terminal: ` +
+        `give each ask its answer ${where} (repeatable, used in order), or run the command at a terminal to be asked`
+      );
     },
   };
 }

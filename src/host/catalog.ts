@@ -13,8 +13,20 @@ import { checkPackManifest, manifestName } from './pack-manifest.ts';
 /** The outcome of preparing a run: its catalog, or the requirements notice. */
 export type Prepared = { ok: true; catalog: RunCatalog; packs: Map<string, Pack> } | { ok: false; notice: string };
 
+/**
+ * What a Host can tell the person about a declared Pack it cannot serve: which variable
+ * provides a service, which file installs a Pack. Each answer goes on its own line under
+ * the notice's line for that Pack; undefined adds nothing.
+ */
+export interface Remedies {
+  /** How to provide a service the Host lacks, such as `runvil/search-provider`. */
+  service?(service: string): string | undefined;
+  /** How to install a Pack the Host does not have, by its fully qualified name. */
+  pack?(fqName: string): string | undefined;
+}
+
 /** Prepares a run of prompt with the Host's Packs and services. */
-export function prepareCatalog(prompt: Prompt, hostPacks: readonly Pack[], services: ServiceDirectory): Prepared {
+export function prepareCatalog(prompt: Prompt, hostPacks: readonly Pack[], services: ServiceDirectory, remedies: Remedies = {}): Prepared {
   const log: string[] = [];
   const registry = namedPacks(hostPacks, log);
   const byFqName = new Map(registry.map((pack) => [pack.manifest.fqName, pack]));
@@ -26,11 +38,12 @@ export function prepareCatalog(prompt: Prompt, hostPacks: readonly Pack[], servi
   for (const entry of declared) {
     const pack = byFqName.get(entry.fqName);
     if (!pack) {
-      problems.push(missingLine(entry.text, entry.vendor, entry.packId, entry.fqName, registry));
+      const line = missingLine(entry.text, entry.vendor, entry.packId, entry.fqName, registry);
+      problems.push(withRemedy(line, line.includes('; write ') ? undefined : remedies.pack?.(entry.fqName)));
       continue;
     }
     const reason = unavailability(pack, services);
-    if (reason) problems.push(reason.line(entry.packId));
+    if (reason) problems.push(withRemedy(reason.line(entry.packId), reason.service ? remedies.service?.(reason.service) : undefined));
     else chosen.set(entry.packId, pack);
   }
   if (problems.length > 0) return { ok: false, notice: ['the environment cannot satisfy this prompt:', ...problems].join('\n') };
@@ -81,7 +94,12 @@ function namedPacks(hostPacks: readonly Pack[], log: string[]): Pack[] {
   return named;
 }
 
-function unavailability(pack: Pack, services: ServiceDirectory): { text: string; line: (id: string) => string } | null {
+/** A notice line and, indented under it, what to do about it. */
+function withRemedy(line: string, remedy: string | undefined): string {
+  return remedy ? `${line}\n  ${remedy}` : line;
+}
+
+function unavailability(pack: Pack, services: ServiceDirectory): { text: string; line: (id: string) => string; service?: string } | null {
   const problems = checkPackManifest(pack.manifest);
   if (problems.length > 0) {
     const reason = `the Pack's manifest is invalid: ${problems.join('; ')}`;
@@ -92,6 +110,7 @@ function unavailability(pack: Pack, services: ServiceDirectory): { text: string;
       return {
         text: `${pack.manifest.fqName.split('/')[1]} needs ${service}, and this host provides none`,
         line: (id) => `- ${id} needs ${service}, and the environment provides none`,
+        service,
       };
     }
   }

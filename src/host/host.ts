@@ -5,7 +5,7 @@
  */
 import type { LuaPlatform } from '../engine/lua/vm.ts';
 import { runPrompt, type RunOptions, type RunOutcome } from '../engine/run.ts';
-import { prepareCatalog } from './catalog.ts';
+import { prepareCatalog, type Remedies } from './catalog.ts';
 import { createHarness, servicesOf } from './harness.ts';
 import type { ModelDirectory } from '../models/provider.ts';
 import type { Operator } from './operator.ts';
@@ -27,6 +27,8 @@ export interface HostConfig {
   calls?: CallLedger;
   /** Catalog tool outputs answered before the Packs, in call order (a test file's `recorded:`). */
   recording?: Recording;
+  /** What the requirements notice says to do about a declared Pack this Host cannot serve. */
+  remedies?: Remedies;
 }
 
 /** One run on a Host: the Engine's run options, with the Host supplying the platform-side parts. */
@@ -38,7 +40,7 @@ export type HostRunOptions = Omit<RunOptions, 'platform' | 'harness' | 'catalog'
 /** Prepares and runs a prompt on a Host. */
 export async function runOnHost(platform: LuaPlatform, host: HostConfig, options: HostRunOptions): Promise<RunOutcome> {
   const services = servicesOf(host.services);
-  const prepared = prepareCatalog(options.prompt, host.packs, services);
+  const prepared = prepareCatalog(options.prompt, host.packs, services, host.remedies);
   const runId = options.runId ?? 'run-1';
   const harness = createHarness({
     runId,

@@ -45,7 +45,7 @@ export interface ModelDirectoryOptions {
   round?: RoundOptions;
   /** Replaces the provider and model of every role (`runvil run --model`). */
   override?: ModelChoice;
-  /** Added to the refusal of a Host with no provider at all (the command line's `--script` hint). */
+  /** Added to the refusal of a role no provider can serve (the command line's `--script` hint). */
   unconfiguredHint?: string;
 }
 
@@ -103,7 +103,7 @@ export function modelDirectory(
       const chosen = choose(options.override ? overridden(config, options.override) : config, fallback, role, options.unconfiguredHint);
       if (typeof chosen === 'string') return chosen;
       const problem = missing(chosen, role);
-      if (problem) return problem;
+      if (problem) return options.unconfiguredHint ? `${problem}; ${options.unconfiguredHint}` : problem;
       const inner = providers[chosen.provider]!;
       return { round: (request, signal) => inner.round({ ...request, config: chosen }, signal) };
     },
@@ -130,7 +130,11 @@ function choose(
   if (config.provider === undefined) {
     if (typeof fallback === 'string') return fallback;
     if (fallback === null) {
-      return `no model provider is configured for role ${JSON.stringify(role)}: set ${MODEL_ENV.openaiKey} or ${MODEL_ENV.anthropicKey} (and ${MODEL_ENV.defaultModel}=provider:model to pick the model) in the environment${hint ? `; ${hint}` : ''}`;
+      return (
+        `no model provider is configured for role ${JSON.stringify(role)}: set ${MODEL_ENV.openaiKey} or ${MODEL_ENV.anthropicKey} in the environment ` +
+        `(and ${MODEL_ENV.defaultModel}=provider:model to pick the model; for a server of your own that needs no key, such as Ollama, ` +
+        `set ${MODEL_ENV.openaiBase} and ${MODEL_ENV.defaultModel}=openai:MODEL)${hint ? `; ${hint}` : ''}`
+      );
     }
   }
   const provider = config.provider ?? (fallback as ModelChoice).provider;

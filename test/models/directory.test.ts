@@ -48,7 +48,7 @@ describe("a role's {} config", () => {
 
   it('is refused, naming the environment variables, when nothing is configured', async () => {
     expect(await destination({}, {}, { unconfiguredHint: 'or use a script' })).toBe(
-      'no model provider is configured for role "writer": set OPENAI_API_KEY or ANTHROPIC_API_KEY (and RUNVIL_DEFAULT_MODEL=provider:model to pick the model) in the environment; or use a script',
+      'no model provider is configured for role "writer": set OPENAI_API_KEY or ANTHROPIC_API_KEY in the environment (and RUNVIL_DEFAULT_MODEL=provider:model to pick the model; for a server of your own that needs no key, such as Ollama, set OPENAI_BASE_URL and RUNVIL_DEFAULT_MODEL=openai:MODEL); or use a script',
     );
   });
 
