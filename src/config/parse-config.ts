@@ -6,7 +6,7 @@
  * `secret` and `tools`, secrets given as `${NAME}` (never in the file) and never the server's
  * own (server-secrets.ts), structured output on a trusted Pack only, URLs that are http(s)
  * (config-urls.ts; one made of `${NAME}` is checked when it is read), a Pack id that no
- * runvil Pack nor another configured Pack has. Platform-neutral: the Worker parses its
+ * runvil Pack nor another configured Pack has; `triggers:` in trigger-config.ts. Platform-neutral: the Worker parses its
  * bundled copy with it, the command line and the build check files with it.
  */
 import { parseShaped, pathText, type ShapeProblem } from './yaml-shape.ts';
@@ -19,7 +19,9 @@ import {
   type DeploymentConfig,
   type NotificationType,
   type NotifyTarget,
+  type Trigger,
 } from './deployment-config.ts';
+import { readTrigger, type RawTrigger } from './trigger-config.ts';
 import validateConfig from './runvil-config-validator.generated.js';
 import { parameterSchemaProblem } from '../json/parameter-schema-limits.ts';
 import { HAS_REFERENCE, originProblem, urlProblem } from './config-urls.ts';
@@ -83,6 +85,7 @@ interface RawConfig {
   public_url?: string;
   packs?: Record<string, RawPack>;
   notify?: RawNotify[];
+  triggers?: Record<string, RawTrigger>;
 }
 
 type Path = (string | number)[];
@@ -91,7 +94,8 @@ type Report = (path: Path, message: string, key?: 'key') => void;
 
 /** Reads and checks the text of a `runvil.yaml`; an empty file is an empty configuration. */
 export function parseDeploymentConfig(text: string): ConfigOutcome {
-  if (text.trim() === '' || /^(\s*#[^\n]*\n?)*\s*$/.test(text)) return { ok: true, config: { publicUrl: null, packs: new Map(), notify: [], triggers: new Map() } };
+  if (text.trim() === '' || /^(\s*#[^\n]*\n?)*\s*$/.test(text))
+    return { ok: true, config: { publicUrl: null, packs: new Map(), notify: [], triggers: new Map() } };
   const parsed = parseShaped(text, validateConfig, 'runvil.yaml');
   if (!parsed.ok) return parsed;
   const raw = parsed.value as RawConfig;
@@ -113,8 +117,13 @@ export function parseDeploymentConfig(text: string): ConfigOutcome {
     if (configured && !taken) packs.set(name, configured);
   }
   const notify = (raw.notify ?? []).map((entry, index) => readNotify(entry, ['notify', index], report));
+  const triggers = new Map<string, Trigger>();
+  for (const [name, entry] of Object.entries(raw.triggers ?? {})) {
+    const trigger = readTrigger(name, entry, parsed.placeKey(['triggers', name]), report);
+    if (trigger) triggers.set(name, trigger);
+  }
   if (problems.length > 0) return { ok: false, problems: problems.sort((a, b) => a.line - b.line || a.column - b.column) };
-  return { ok: true, config: { publicUrl, packs, notify, triggers: new Map() } };
+  return { ok: true, config: { publicUrl, packs, notify, triggers } };
 }
 
 /** A problem as printed: `file:line:column: message`. */

@@ -2,7 +2,7 @@
 "use strict";
 export const validate = validate10;
 export default validate10;
-const schema11 = {"$comment":"The shape of runvil.yaml, the deployment's configuration (DESIGN.md Part 2, \"The deployment's configuration\"; docs/packs.md). scripts/gen-validators.mjs compiles it to runvil-config-validator.generated.js; run `npm run gen` after editing. `description` on a node is how a message names what the value must be; src/cli/yaml-shape.ts turns the validator's errors into file:line:column messages. The rules no schema states (mcp or http, a Pack's name, secrets as ${NAME}, structured output on a trusted Pack only) are checked in src/config/parse-config.ts.","$id":"runvil-config","type":"object","additionalProperties":false,"description":"a map","properties":{"public_url":{"$ref":"#/$defs/text"},"packs":{"type":"object","additionalProperties":{"$ref":"#/$defs/pack"},"description":"a map of Pack name (vendor/name) to Pack"},"notify":{"type":"array","items":{"$ref":"#/$defs/notify"},"description":"a list of notification endpoints"}},"$defs":{"text":{"type":"string","description":"a text"},"boolean":{"type":"boolean","description":"true or false"},"texts":{"type":"array","items":{"$ref":"#/$defs/text"},"description":"a list of texts"},"pack":{"type":"object","additionalProperties":false,"description":"a map with mcp or http","properties":{"description":{"$ref":"#/$defs/text"},"mcp":{"$ref":"#/$defs/mcp"},"http":{"$ref":"#/$defs/http"},"trusted":{"$ref":"#/$defs/boolean"},"tools":{"type":"array","items":{"$ref":"#/$defs/tool"},"description":"a list of tools"}}},"mcp":{"type":"object","additionalProperties":false,"description":"a map with url and, optionally, headers","properties":{"url":{"$ref":"#/$defs/text"},"headers":{"type":"object","additionalProperties":{"$ref":"#/$defs/text"},"description":"a map of header name to text"}}},"http":{"type":"object","additionalProperties":false,"description":"a map with url and secret","properties":{"url":{"$ref":"#/$defs/text"},"secret":{"$ref":"#/$defs/text"}}},"tool":{"type":"object","additionalProperties":false,"description":"a map","properties":{"name":{"$ref":"#/$defs/text"},"description":{"$ref":"#/$defs/text"},"parameters":{"type":"object","description":"a JSON Schema (a map)"},"output":{"enum":["plain","structured"],"description":"plain or structured"},"timeout":{"type":"integer","minimum":1,"maximum":2592000,"description":"a whole number of seconds from 1 to 2592000 (30 days)"}}},"notify":{"type":"object","additionalProperties":false,"description":"a map with url and secret","properties":{"url":{"$ref":"#/$defs/text"},"secret":{"$ref":"#/$defs/text"},"events":{"type":"array","items":{"enum":["ask.created","ask.closed","run.completed","run.failed","run.cancelled"],"description":"one of ask.created, ask.closed, run.completed, run.failed, run.cancelled"},"description":"a list of event types"},"prompts":{"$ref":"#/$defs/texts"}}}}};
+const schema11 = {"$comment":"The shape of runvil.yaml, the deployment's configuration (DESIGN.md Part 2, \"The deployment's configuration\"; docs/packs.md). scripts/gen-validators.mjs compiles it to runvil-config-validator.generated.js; run `npm run gen` after editing. `description` on a node is how a message names what the value must be; src/cli/yaml-shape.ts turns the validator's errors into file:line:column messages. The rules no schema states (mcp or http, a Pack's name, secrets as ${NAME}, structured output on a trusted Pack only, a trigger's name, secret, events and paths) are checked in src/config/parse-config.ts.","$id":"runvil-config","type":"object","additionalProperties":false,"description":"a map","properties":{"public_url":{"$ref":"#/$defs/text"},"packs":{"type":"object","additionalProperties":{"$ref":"#/$defs/pack"},"description":"a map of Pack name (vendor/name) to Pack"},"notify":{"type":"array","items":{"$ref":"#/$defs/notify"},"description":"a list of notification endpoints"},"triggers":{"type":"object","additionalProperties":{"$ref":"#/$defs/trigger"},"description":"a map of trigger name to trigger"}},"$defs":{"text":{"type":"string","description":"a text"},"boolean":{"type":"boolean","description":"true or false"},"texts":{"type":"array","items":{"$ref":"#/$defs/text"},"description":"a list of texts"},"pack":{"type":"object","additionalProperties":false,"description":"a map with mcp or http","properties":{"description":{"$ref":"#/$defs/text"},"mcp":{"$ref":"#/$defs/mcp"},"http":{"$ref":"#/$defs/http"},"trusted":{"$ref":"#/$defs/boolean"},"tools":{"type":"array","items":{"$ref":"#/$defs/tool"},"description":"a list of tools"}}},"mcp":{"type":"object","additionalProperties":false,"description":"a map with url and, optionally, headers","properties":{"url":{"$ref":"#/$defs/text"},"headers":{"type":"object","additionalProperties":{"$ref":"#/$defs/text"},"description":"a map of header name to text"}}},"http":{"type":"object","additionalProperties":false,"description":"a map with url and secret","properties":{"url":{"$ref":"#/$defs/text"},"secret":{"$ref":"#/$defs/text"}}},"tool":{"type":"object","additionalProperties":false,"description":"a map","properties":{"name":{"$ref":"#/$defs/text"},"description":{"$ref":"#/$defs/text"},"parameters":{"type":"object","description":"a JSON Schema (a map)"},"output":{"enum":["plain","structured"],"description":"plain or structured"},"timeout":{"type":"integer","minimum":1,"maximum":2592000,"description":"a whole number of seconds from 1 to 2592000 (30 days)"}}},"notify":{"type":"object","additionalProperties":false,"description":"a map with url and secret","properties":{"url":{"$ref":"#/$defs/text"},"secret":{"$ref":"#/$defs/text"},"events":{"type":"array","items":{"enum":["ask.created","ask.closed","run.completed","run.failed","run.cancelled"],"description":"one of ask.created, ask.closed, run.completed, run.failed, run.cancelled"},"description":"a list of event types"},"prompts":{"$ref":"#/$defs/texts"}}},"trigger":{"type":"object","additionalProperties":false,"description":"a map with prompt, from and secret","properties":{"prompt":{"$ref":"#/$defs/text"},"from":{"enum":["github","stripe","slack","standard"],"description":"one of github, stripe, slack, standard"},"secret":{"$ref":"#/$defs/text"},"events":{"$ref":"#/$defs/texts"},"args":{"type":"object","additionalProperties":{"type":"string","description":"a JSON path (RFC 9535), such as $.issue.title"},"description":"a map of arg name to JSON path"}}}}};
 const schema12 = {"type":"string","description":"a text"};
 const schema13 = {"type":"object","additionalProperties":false,"description":"a map with mcp or http","properties":{"description":{"$ref":"#/$defs/text"},"mcp":{"$ref":"#/$defs/mcp"},"http":{"$ref":"#/$defs/http"},"trusted":{"$ref":"#/$defs/boolean"},"tools":{"type":"array","items":{"$ref":"#/$defs/tool"},"description":"a list of tools"}}};
 const schema21 = {"type":"boolean","description":"true or false"};
@@ -480,6 +480,112 @@ validate19.errors = vErrors;
 return errors === 0;
 }
 
+const schema30 = {"type":"object","additionalProperties":false,"description":"a map with prompt, from and secret","properties":{"prompt":{"$ref":"#/$defs/text"},"from":{"enum":["github","stripe","slack","standard"],"description":"one of github, stripe, slack, standard"},"secret":{"$ref":"#/$defs/text"},"events":{"$ref":"#/$defs/texts"},"args":{"type":"object","additionalProperties":{"type":"string","description":"a JSON path (RFC 9535), such as $.issue.title"},"description":"a map of arg name to JSON path"}}};
+
+function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+if(!(((((key0 === "prompt") || (key0 === "from")) || (key0 === "secret")) || (key0 === "events")) || (key0 === "args"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema30,data};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.prompt !== undefined){
+let data0 = data.prompt;
+if(typeof data0 !== "string"){
+const err1 = {instancePath:instancePath+"/prompt",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema12.type,parentSchema:schema12,data:data0};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.from !== undefined){
+let data1 = data.from;
+if(!((((data1 === "github") || (data1 === "stripe")) || (data1 === "slack")) || (data1 === "standard"))){
+const err2 = {instancePath:instancePath+"/from",schemaPath:"#/properties/from/enum",keyword:"enum",params:{allowedValues: schema30.properties.from.enum},message:"must be equal to one of the allowed values",schema:schema30.properties.from.enum,parentSchema:schema30.properties.from,data:data1};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.secret !== undefined){
+let data2 = data.secret;
+if(typeof data2 !== "string"){
+const err3 = {instancePath:instancePath+"/secret",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema12.type,parentSchema:schema12,data:data2};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.events !== undefined){
+if(!(validate20(data.events, {instancePath:instancePath+"/events",parentData:data,parentDataProperty:"events",rootData}))){
+vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+errors = vErrors.length;
+}
+}
+if(data.args !== undefined){
+let data4 = data.args;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+for(const key1 in data4){
+let data5 = data4[key1];
+if(typeof data5 !== "string"){
+const err4 = {instancePath:instancePath+"/args/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/args/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema30.properties.args.additionalProperties.type,parentSchema:schema30.properties.args.additionalProperties,data:data5};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/args",schemaPath:"#/properties/args/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema30.properties.args.type,parentSchema:schema30.properties.args,data:data4};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+else {
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema30.type,parentSchema:schema30,data};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+validate23.errors = vErrors;
+return errors === 0;
+}
+
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="runvil-config" */;
@@ -487,7 +593,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(((key0 === "public_url") || (key0 === "packs")) || (key0 === "notify"))){
+if(!((((key0 === "public_url") || (key0 === "packs")) || (key0 === "notify")) || (key0 === "triggers"))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema11,data};
 if(vErrors === null){
 vErrors = [err0];
@@ -554,14 +660,35 @@ vErrors.push(err3);
 errors++;
 }
 }
+if(data.triggers !== undefined){
+let data5 = data.triggers;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+for(const key2 in data5){
+if(!(validate23(data5[key2], {instancePath:instancePath+"/triggers/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data5,parentDataProperty:key2,rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+}
 }
 else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+const err4 = {instancePath:instancePath+"/triggers",schemaPath:"#/properties/triggers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.triggers.type,parentSchema:schema11.properties.triggers,data:data5};
 if(vErrors === null){
 vErrors = [err4];
 }
 else {
 vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
 }
 errors++;
 }

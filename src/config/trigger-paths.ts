@@ -7,9 +7,18 @@
  * query (names and indexes only, as RFC 9535 defines it) gives its one value; any other
  * query gives the list of the values it found, in document order.
  *
+ * The payload is the attacker's: `match()` and `search()` run on RE2 (src/json/i-regexp.ts),
+ * in time linear in the text, with I-Regexp's meanings (RFC 9485: match is a whole-text
+ * match, search finds the pattern anywhere), in place of json-p3's, which run V8's
+ * backtracking engine; a pattern written in the path that is no I-Regexp is refused when
+ * the path is compiled, one read from the payload makes the test false (RFC 9535 2.4.6).
+ * Member names are the payload's own properties only (json-p3 reads them with hasOwn), so
+ * `$.constructor` of `{}` finds nothing.
+ *
  * Platform-neutral: the Worker reads deliveries with it, the command line checks files.
  */
-import { JSONPathEnvironment, JSONPathError, type JSONPathQuery } from 'json-p3';
+import { FunctionExpressionType, JSONPathEnvironment, JSONPathError, JSONPathTypeError, jsonpath, type JSONPathQuery } from 'json-p3';
+import { compileIRegexp, type IRegexpOutcome } from '../json/i-regexp.ts';
 import type { Json } from '../json/json.ts';
 
 /** A compiled path. */
@@ -18,7 +27,54 @@ export interface ArgPath {
   readonly query: JSONPathQuery;
 }
 
-const environment = new JSONPathEnvironment({ strict: true });
+/** How many compiled patterns are kept: a path's own patterns, and a few a payload brought. */
+const PATTERN_CACHE_ENTRIES = 256;
+const patterns = new Map<string, IRegexpOutcome>();
+
+function iRegexp(source: string): IRegexpOutcome {
+  const known = patterns.get(source);
+  if (known) return known;
+  const outcome = compileIRegexp(source);
+  if (patterns.size >= PATTERN_CACHE_ENTRIES) patterns.clear();
+  patterns.set(source, outcome);
+  return outcome;
+}
+
+/** `match(text, pattern)` or `search(text, pattern)` on RE2; false for a text or pattern that is none (RFC 9535 2.4.6-2.4.7). */
+class LinearPatternFunction {
+  readonly argTypes = [FunctionExpressionType.ValueType, FunctionExpressionType.ValueType];
+  readonly returnType = FunctionExpressionType.LogicalType;
+
+  constructor(private readonly how: 'match' | 'search') {}
+
+  call(text: unknown, pattern: unknown): boolean {
+    if (typeof text !== 'string' || typeof pattern !== 'string') return false;
+    const compiled = iRegexp(pattern);
+    return compiled.ok && compiled.regexp[this.how](text);
+  }
+}
+
+/** RFC 9535's environment with match() and search() on RE2, and their patterns checked as a path is compiled. */
+class TriggerPathEnvironment extends JSONPathEnvironment {
+  protected override setupFilterFunctions(): void {
+    super.setupFilterFunctions();
+    this.functionRegister.set('match', new LinearPatternFunction('match'));
+    this.functionRegister.set('search', new LinearPatternFunction('search'));
+  }
+
+  override checkWellTypedness(token: jsonpath.Token, args: jsonpath.expressions.FilterExpression[]): jsonpath.expressions.FilterExpression[] {
+    const checked = super.checkWellTypedness(token, args);
+    const pattern = checked[1];
+    if ((token.value === 'match' || token.value === 'search') && pattern instanceof jsonpath.expressions.StringLiteral) {
+      const compiled = iRegexp(pattern.value);
+      if (!compiled.ok)
+        throw new JSONPathTypeError(`the pattern ${JSON.stringify(pattern.value)} of ${token.value}() ${compiled.reason} (RFC 9485 I-Regexp)`, token);
+    }
+    return checked;
+  }
+}
+
+const environment = new TriggerPathEnvironment({ strict: true });
 
 /** Compiles `text`, or says why it is no RFC 9535 path. */
 export function compileArgPath(text: string): { ok: true; path: ArgPath } | { ok: false; message: string } {

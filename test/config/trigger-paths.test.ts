@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest';
+import { compileArgPath, readArgPath } from '../../src/config/trigger-paths.ts';
+import { compileIRegexp } from '../../src/json/i-regexp.ts';
+import type { Json } from '../../src/json/json.ts';
+
+function read(path: string, payload: Json): Json | undefined {
+  const compiled = compileArgPath(path);
+  if (!compiled.ok) throw new Error(compiled.message);
+  return readArgPath(compiled.path, payload);
+}
+
+/** Patterns that take exponential or polynomial time on a backtracking engine, each with a text that makes them. */
+const CATASTROPHIC: [string, string][] = [
+  ['(a|a)*b', 'a'.repeat(100_000)],
+  ['(a+)+b', 'a'.repeat(100_000)],
+  ['(a*)*b', 'a'.repeat(100_000)],
+  ['(a|aa)+b', 'a'.repeat(100_000)],
+  ['(.*a){20}b', 'a'.repeat(50_000)],
+  ['(x+x+)+y', 'x'.repeat(100_000)],
+  ['([a-z]+)*[0-9]', 'abcdefghij'.repeat(10_000)],
+  ['(\\p{L}|\\p{Ll})*0', 'z'.repeat(100_000)],
+  ['.*.*.*.*.*=', 'q'.repeat(50_000)],
+];
+
+describe('match() and search() in a trigger path', () => {
+  it('match is a whole-text match and search finds the pattern anywhere (RFC 9485 I-Regexp)', () => {
+    const payload = { l: ['abc', 'xabcx', 'ab'] };
+    expect(read('$.l[?match(@, "a.c")]', payload)).toEqual(['abc']);
+    expect(read('$.l[?search(@, "a.c")]', payload)).toEqual(['abc', 'xabcx']);
+    expect(read('$.l[?match(@, "ab|abc")]', payload)).toEqual(['abc', 'ab']);
+  });
+
+  it("takes I-Regexp's meanings: ^ and $ are characters, . is no line break, \\p{..} categories", () => {
+    expect(read('$.l[?match(@, "a$")]', { l: ['a$', 'a'] })).toEqual(['a$']);
+    expect(read('$.l[?match(@, "^a")]', { l: ['^a', 'a'] })).toEqual(['^a']);
+    expect(read('$.l[?match(@, "a.b")]', { l: ['a\nb', 'a\rb', 'a b', 'a😀b'] })).toEqual(['a b', 'a😀b']);
+    expect(read('$.l[?match(@, "\\\\p{Lu}\\\\p{Ll}+")]', { l: ['Élan', 'élan', 'Ab'] })).toEqual(['Élan', 'Ab']);
+    expect(read('$.l[?match(@, "[^0-9-]+")]', { l: ['abc', 'a-b', 'a1'] })).toEqual(['abc']);
+    expect(read('$.l[?match(@, "a{2,3}")]', { l: ['a', 'aa', 'aaa', 'aaaa'] })).toEqual(['aa', 'aaa']);
+  });
+
+  it('is false for a value that is not a string, and for a pattern the payload gives that is no I-Regexp', () => {
+    expect(read('$.l[?match(@, "1")]', { l: [1, '1', null, true, ['1'], { a: '1' }] })).toEqual(['1']);
+    const rows = [
+      { t: 'ab', p: 'a.' },
+      { t: 'ab', p: '(a' },
+      { t: 'ab', p: '(?=a)ab' },
+      { t: '11', p: '\\d+' },
+      { t: 'ab', p: 5 },
+    ];
+    expect(read('$.r[?match(@.t, @.p)].p', { r: rows })).toEqual(['a.']);
+    expect(read('$.r[?search(@.t, @.p)].p', { r: rows })).toEqual(['a.']);
+  });
+
+  it('answers at once for catastrophic patterns written in the path, on long payload strings', () => {
+    for (const [pattern, text] of CATASTROPHIC) {
+      for (const how of ['match', 'search']) {
+        const path = `$.l[?${how}(@, ${JSON.stringify(pattern)})]`;
+        expect(read(path, { l: [text, `${text}!`] }), `${how} ${pattern}`).toBeUndefined();
+      }
+    }
+    expect(read('$.l[?search(@, "(a|a)*b")]', { l: [`${'a'.repeat(100_000)}b`] })).toEqual([`${'a'.repeat(100_000)}b`]);
+  });
+
+  it('answers at once for catastrophic patterns the payload itself brings', () => {
+    const rows = CATASTROPHIC.map(([p, t]) => ({ p, t }));
+    expect(read('$.r[?match(@.t, @.p)]', { r: rows })).toBeUndefined();
+    expect(read('$.r[?search(@.t, @.p)]', { r: rows })).toBeUndefined();
+  });
+
+  it('refuses a payload pattern RE2 cannot take or one too long, as false', () => {
+    const rows = [
+      { t: 'a', p: 'a{1001}' },
+      { t: 'a', p: `a${'|a'.repeat(600)}` },
+      { t: 'a', p: '((a{100}){100}){100}' },
+    ];
+    expect(read('$.r[?match(@.t, @.p)]', { r: rows })).toBeUndefined();
+  });
+});
+
+describe('compileIRegexp', () => {
+  it('refuses what RFC 9485 does not have, saying why', () => {
+    const refused: [string, RegExp][] = [
+      ['a**', /cannot have \* here/],
+      ['a*?', /cannot have \? here/],
+      ['(?:a)', /cannot have \? here/],
+      ['(?<n>a)', /cannot have \? here/],
+      ['(a', /unclosed group/],
+      ['a)', /closes no group/],
+      ['[a', /unclosed \[/],
+      ['[]', /cannot have \] here/],
+      ['[a-b-c]', /cannot have - here/],
+      ['\\d', /\\d, which I-Regexp does not have/],
+      ['\\w', /I-Regexp does not have/],
+      ['\\b', /I-Regexp does not have/],
+      ['\\1', /I-Regexp does not have/],
+      ['\\k<a>', /I-Regexp does not have/],
+      ['\\u0041', /I-Regexp does not have/],
+      ['\\p{Greek}', /names no general category/],
+      ['a{', /without its number/],
+      ['a{,2}', /without its number/],
+      ['a{2', /not closed/],
+      ['{', /cannot have \{ here/],
+      ['\\', /ends with \\/],
+      ['\uD800', /lone surrogate/],
+      ['a'.repeat(1025), /longer than 1024/],
+    ];
+    for (const [source, reason] of refused) {
+      const outcome = compileIRegexp(source);
+      expect(outcome.ok, source).toBe(false);
+      if (!outcome.ok) expect(outcome.reason).toMatch(reason);
+    }
+  });
+
+  it('takes the escapes, classes and categories RFC 9485 has', () => {
+    const taken: [string, string][] = [
+      ['\\(\\)\\*\\+\\-\\.\\?\\[\\\\\\]\\^\\{\\|\\}', '()*+-.?[\\]^{|}'],
+      ['\\n\\r\\t', '\n\r\t'],
+      ['[-a]+', '-a-'],
+      ['[a-]+', 'a-'],
+      ['[\\]\\-]+', ']-'],
+      ['[\\p{Nd}x]+', '1x2'],
+      ['\\P{L}+', '123'],
+      ['', ''],
+      ['a|', ''],
+      ['😀+', '😀😀'],
+    ];
+    for (const [source, text] of taken) {
+      const outcome = compileIRegexp(source);
+      if (!outcome.ok) throw new Error(`${source}: ${outcome.reason}`);
+      expect(outcome.regexp.match(text), source).toBe(true);
+    }
+  });
+});
+
+describe('member names are the payload’s own', () => {
+  const names = ['constructor', '__proto__', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__', 'isPrototypeOf'];
+
+  it('finds nothing for an inherited name, whatever the way it is asked', () => {
+    for (const name of names) {
+      for (const path of [`$.${name}`, `$['${name}']`, `$.a.${name}`, `$..${name}`, `$.a[?@.${name}]`, `$[?length(@.${name}) > 0]`, `$.s.${name}`]) {
+        expect(read(path, { a: { b: 1 }, s: 'text', l: [1] }), path).toBeUndefined();
+      }
+    }
+    expect(read('$.length', 'abc')).toBeUndefined();
+    expect(read('$.l.length', { l: [1, 2] })).toBeUndefined();
+    expect(read('$.*', Object.create({ inherited: 1 }) as Json)).toBeUndefined();
+  });
+
+  it('finds a payload’s own member of such a name, as JSON.parse makes it', () => {
+    const payload = JSON.parse('{"__proto__": {"x": 1}, "constructor": "c", "a": {"toString": 5}}') as Json;
+    expect(read('$.__proto__.x', payload)).toBe(1);
+    expect(read('$.constructor', payload)).toBe('c');
+    expect(read('$.a.toString', payload)).toBe(5);
+    expect(read('$..toString', payload)).toEqual([5]);
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
+  });
+});
