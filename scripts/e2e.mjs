@@ -12,7 +12,9 @@
  * verifies the signed call, answers 202, and posts the result after the restart; a call
  * whose result never comes fails at its deadline.
  * Then the inbox and notifications (scripts/e2e-inbox.mjs): the same runvil.yaml names a
- * notification receiver of the check's own on loopback as its notify targets.
+ * notification receiver of the check's own on loopback as its notify targets. Then the
+ * triggers (scripts/e2e-triggers.mjs): the same runvil.yaml holds a GitHub, a Stripe and a
+ * Slack trigger, whose deliveries, signed as each sender signs, start their runs.
  *
  * MCP: the server runs with a runvil.yaml (RUNVIL_CONFIG) naming the MCP reference
  * server, started here on loopback: a prompt that declares it calls `echo` and `get-sum`
@@ -38,6 +40,7 @@ import { checkInbox, NOTIFY_SECRET, notifyYaml, startReceiver } from './e2e-inbo
 import { check, e2eClient, sleep, step } from './e2e-client.mjs';
 import { finishDeployRun, startDeployRun } from './e2e-callbacks.mjs';
 import { checkForks, checkTestFile, journalLength as journalLengthOf } from './e2e-replays.mjs';
+import { checkTriggers, TRIGGER_SECRETS, triggersYaml } from './e2e-triggers.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const token = randomBytes(16).toString('hex');
@@ -109,7 +112,7 @@ function writeConfig(mcpUrl, downUrl) {
     mcp: { url: "${mcpUrl}" }
   everything/down:
     mcp: { url: "${downUrl}" }
-${notifyYaml(receiver)}`,
+${notifyYaml(receiver)}${triggersYaml()}`,
   );
 }
 process.env.RUNVIL_E2E_DEPLOY_SECRET = TOOL_SERVICE_SECRET;
@@ -120,7 +123,7 @@ async function startServer() {
     token,
     stateDir,
     // The notification retry schedule scaled down (50 ms, 300 ms, 3 s...): the flaky receiver's three failures take 3.35 s.
-    env: { RUNVIL_NOTIFY_SECRET: NOTIFY_SECRET, RUNVIL_NOTIFY_RETRY_SCALE: '0.005' },
+    env: { RUNVIL_NOTIFY_SECRET: NOTIFY_SECRET, RUNVIL_NOTIFY_RETRY_SCALE: '0.005', ...TRIGGER_SECRETS },
   });
 }
 
@@ -345,6 +348,7 @@ async function main() {
   const failsFile = await checkTestFile(replays, failsId, 'fails');
   await checkForks(replays, failsId, failsFile, (view) => view.status === 'failed' && JSON.stringify(view.error) === JSON.stringify(failed.error));
   await checkInbox({ api, base, step, check }, receiver);
+  await checkTriggers({ api, base, step, check, untilSettled });
   await mcpChecks();
 }
 
