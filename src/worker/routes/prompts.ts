@@ -6,7 +6,8 @@ import { publicView } from '../ask-view.ts';
 import { checkJsonContentType, onlyKeys, parseJsonObject, readText } from '../body.ts';
 import type { Env } from '../env.ts';
 import { ApiError } from '../http-error.ts';
-import { checkPromptName, findPrompt, listPrompts, savePrompt } from '../prompt-library.ts';
+import { checkPromptCompiles, packWarnings } from '../prompt-checks.ts';
+import { checkPromptName, findPrompt, listPrompts, parseDeployed, savePrompt } from '../prompt-library.ts';
 import { checkDedupeKey, dedupedRunId, MAX_IDEMPOTENCY_KEY_CHARS } from '../run-ids.ts';
 import { startRun } from '../start-run.ts';
 import { waitSeconds } from '../wait.ts';
@@ -27,8 +28,11 @@ promptRoutes.put('/prompts/:name', async (c) => {
   const name = c.req.param('name');
   checkPromptName(name);
   const source = await readText(c.req.raw);
+  // A prompt whose Lua does not compile is refused before anything is stored.
+  await checkPromptCompiles(parseDeployed(name, source), source);
   const { prompt, replaced } = await savePrompt(c.env.RUNVIL_KV, name, source);
-  return c.json({ name, description: prompt.frontmatter.description, origin: 'uploaded' }, replaced ? 200 : 201);
+  const warnings = packWarnings(prompt);
+  return c.json({ name, description: prompt.frontmatter.description, origin: 'uploaded', ...(warnings.length > 0 ? { warnings } : {}) }, replaced ? 200 : 201);
 });
 
 promptRoutes.post('/prompts/:name/runs', async (c) => {
