@@ -12,12 +12,18 @@
  * (./runvil.yaml, or the file RUNVIL_CONFIG names); and RUNVIL_ORIGIN, the address served
  * on unless the environment gives another. They are handed to wrangler in a file
  * (.wrangler/start.env, readable by its owner only), not on its command line.
- * `--local`: nothing reaches Cloudflare (the Workers AI binding is not available locally).
+ * `--local`: nothing reaches Cloudflare (the Workers AI binding is left out locally).
+ *
+ * It serves with wrangler.toml less its `[build]` and `[ai]` tables (local-wrangler-config.mjs)
+ * and runs the build command itself: once before wrangler starts, again on each change under
+ * prompts/ (wrangler's own watcher built twice at every start). Once the server answers, it
+ * says where it serves and where the console is.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync, watch } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeLocalWranglerConfig } from './local-wrangler-config.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const port = process.env.PORT || '8787';
@@ -84,9 +90,16 @@ if (migrated.status !== 0) {
   process.exit(1);
 }
 
+// The build, once here rather than by wrangler (which ran it twice: at start and when its watcher was ready).
+const local = writeLocalWranglerConfig(root);
+const build = () => spawnSync(local.buildCommand, { cwd: root, shell: true, stdio: 'inherit' }).status === 0;
+if (local.buildCommand && !build()) process.exit(1);
+
 // Extra arguments go to wrangler dev (the benchmark passes its own Worker entry).
 const args = [
   'dev',
+  '--config',
+  local.path,
   ...process.argv.slice(2),
   '--local',
   '--ip',
@@ -103,3 +116,34 @@ const args = [
 const child = spawn(wrangler, args, { cwd: root, stdio: 'inherit', env: wranglerEnv });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+
+// A change under prompts/ rebuilds the bundle; wrangler reloads the Worker when the bundled files change.
+if (local.buildCommand && existsSync(join(root, 'prompts'))) {
+  let timer;
+  let building = null;
+  const rebuild = async () => {
+    await building;
+    building = new Promise((resolve) => spawn(local.buildCommand, { cwd: root, shell: true, stdio: 'inherit' }).on('close', resolve));
+  };
+  watch(join(root, 'prompts'), { recursive: true }, () => {
+    clearTimeout(timer);
+    timer = setTimeout(rebuild, 200);
+  });
+}
+
+announceWhenServing(`http://127.0.0.1:${port}`);
+
+/** Says where the server serves and where its console is, once it answers /health. */
+async function announceWhenServing(base) {
+  while (child.exitCode === null) {
+    const ok = await fetch(`${base}/health`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (ok) {
+      console.log(`runvil: serving on ${base} (the HTTP API, docs/api.md); the console is at ${base}/console`);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
