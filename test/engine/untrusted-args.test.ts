@@ -206,6 +206,15 @@ describe('a chain that reads an untrusted arg', () => {
     expect(other).toBe('clean');
   });
 
+  it('is tainted when its prose interpolates it, and its model step reads it enveloped', async () => {
+    const target = prompt(
+      `# Taint\n\n## Main\n\n\`\`\`lua\nreturn tasks.await(tasks.spawn('## Step'))\n\`\`\`\n\n## Step\n\nTriage {{ args.title }} now.\n`,
+      `${TITLE_ARGS}models:\n  writer: {}\n`,
+    );
+    const outcome = await run(platform, target, { args: ARGS, untrustedArgs: ['title'], model: [{ content: 'done' }] });
+    expect(envelopeBody(resultOf(outcome))).toBe('done');
+  });
+
   it('passes its taint to the tasks it starts after reading', async () => {
     const target = prompt(
       `# Taint\n\n## Main\n\n\`\`\`lua\nreturn tasks.await(tasks.spawn('## Task'))\n\`\`\`\n\n## Task\n\n\`\`\`lua\nlocal _ = args.title\nreturn tasks.await(tasks.spawn('## Leaf'))\n\`\`\`\n\n## Leaf\n\n\`\`\`lua\nreturn 'leaf'\n\`\`\`\n`,
