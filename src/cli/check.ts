@@ -8,6 +8,7 @@ import { parseDeploymentConfig } from '../config/parse-config.ts';
 import { luaSyntaxErrors } from '../engine/lua/compile-check.ts';
 import { parsePrompt } from '../prompt/index.ts';
 import { UsageError, type CheckCommand } from './args.ts';
+import { checkTriggers } from './check-triggers.ts';
 import { isConfigFile } from './config-file.ts';
 import type { CliIo } from './io.ts';
 import { cliPlatform } from './platform.ts';
@@ -28,8 +29,11 @@ export async function checkCommand(command: CheckCommand, io: CliIo): Promise<nu
     }
     if (isConfigFile(file)) {
       const config = parseDeploymentConfig(text);
-      if (config.ok) io.out(`ok: ${file}\n`);
-      else {
+      if (config.ok) {
+        const triggers = await checkTriggers(file, text, config.config, command.files, io);
+        if (triggers === 0) io.out(`ok: ${file}\n`);
+        status = Math.max(status, triggers);
+      } else {
         for (const problem of config.problems) io.err(`${formatError({ kind: 'Config', file, ...problem })}\n`);
         status = Math.max(status, 1);
       }

@@ -126,6 +126,20 @@ export function parseDeploymentConfig(text: string): ConfigOutcome {
   return { ok: true, config: { publicUrl, packs, notify, triggers } };
 }
 
+/** Where the values of a runvil.yaml are written (1-based), by path, for checks made after the file's own. */
+export interface ConfigPlaces {
+  /** The place of the value at `path`. */
+  place(path: (string | number)[]): { line: number; column: number };
+  /** The place of the key at `path`. */
+  placeKey(path: (string | number)[]): { line: number; column: number };
+}
+
+/** The places of a runvil.yaml's values (runvil check's check of triggers against prompts), or null when it does not fit the format. */
+export function configPlaces(text: string): ConfigPlaces | null {
+  const parsed = parseShaped(text, validateConfig, 'runvil.yaml');
+  return parsed.ok ? { place: parsed.place, placeKey: parsed.placeKey } : null;
+}
+
 /** A problem as printed: `file:line:column: message`. */
 export function formatConfigProblem(file: string, problem: ConfigProblem): string {
   return `${file}:${problem.line}:${problem.column}: ${problem.message}`;
