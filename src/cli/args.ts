@@ -70,6 +70,8 @@ export interface RunCommand {
 export interface CheckCommand {
   command: 'check';
   files: string[];
+  /** `--config FILE`: the deployment whose Packs each prompt's `uses:` is checked against. */
+  config?: string;
 }
 
 /** Options of `runvil test`. */
@@ -118,6 +120,8 @@ const RUN_OPTIONS = {
 
 const HELP_ONLY = { help: { type: 'boolean', short: 'h' } } as const satisfies ParseArgsConfig['options'];
 
+const CHECK_OPTIONS = { ...HELP_ONLY, config: { type: 'string' } } as const satisfies ParseArgsConfig['options'];
+
 const TEST_OPTIONS = { ...HELP_ONLY, 'entry-timeout': { type: 'string' } } as const satisfies ParseArgsConfig['options'];
 
 /** Parses argv (without `node` and the script) into a command, or throws a UsageError. */
@@ -134,10 +138,10 @@ export function parseCommandLine(argv: readonly string[]): Command {
     case 'run':
       return parseRun(rest);
     case 'check': {
-      const { values, positionals } = parse(rest, HELP_ONLY, 'check');
+      const { values, positionals } = parse(rest, CHECK_OPTIONS, 'check');
       if (values.help) return { command: 'help', topic: 'check' };
       if (positionals.length === 0) throw new UsageError('runvil check needs at least one prompt file (or runvil.yaml)');
-      return { command: 'check', files: positionals };
+      return { command: 'check', files: positionals, ...(values.config !== undefined ? { config: values.config } : {}) };
     }
     case 'test': {
       const { values, positionals } = parse(rest, TEST_OPTIONS, 'test');

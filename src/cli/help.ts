@@ -54,12 +54,17 @@ TAVILY_API_KEY for web/search; RUNVIL_CALLBACK_PORT, the loopback port (127.0.0.
 run takes the results of HTTP tool services that answer later (default: a free one).
 `;
 
-const CHECK = `Usage: runvil check FILE...
+const CHECK = `Usage: runvil check FILE... [--config runvil.yaml]
 
 Parses every prompt file and compiles its Lua blocks and {{ }} expressions; checks every
 .yaml file (other than a .test.yaml) as a deployment configuration (runvil.yaml). Prints
 each error as file:line:column: error[Kind]: message and "ok: FILE" for each good file.
 Exit 1 on any error.
+
+Options:
+  --config FILE           also check each prompt's uses: against this deployment's Packs
+                          (runvil's own and the file's packs:): a Pack it does not have is
+                          an error at its line
 `;
 
 const TEST = `Usage: runvil test [PATHS...] [--entry-timeout SECONDS]

@@ -12,6 +12,10 @@ beforeAll(async () => {
     'twice.md': promptText('## A\nx\n\n## B\ny\n\n## A\nz\n'),
     'bad-lua.md': promptText('## A\n```lua\nlocal x = = 1\n```\n\n## B\nHello {{ 1 + }}\n'),
     'several.md': '---\nname: Bad\ndescription: d\nrunvil: 1\n---\n# T\n\n## A\nx\n\n## A\ny\n',
+    'tabbed.md': promptText('## A\n```lua\nlocal s = "é"\n\tif s == \'é\' then x = = 1 end\n```\n'),
+    'uses.md': '---\nname: uses\ndescription: d\nrunvil: 0\nuses:\n  - web\n  - acme/crm\n  - acme/other\n  - shelf\n---\n# T\n\n## A\nhi\n',
+    'deploy.yaml': 'packs:\n  acme/other:\n    mcp: { url: "http://127.0.0.1:9/mcp" }\n',
+    'broken.yaml': 'packs: [\n',
   });
 });
 afterAll(() => dir.cleanup());
@@ -58,6 +62,32 @@ describe('runvil check', () => {
       `${dir.path('bad-lua.md')}:10:11: error[Lua]: unexpected symbol near '='\n` +
         `${dir.path('bad-lua.md')}:14:13: error[Lua]: in the prose expression {{ 1 + }} of ## B: unexpected symbol near <eof>\n`,
     );
+  });
+
+  it('places a syntax error after a tab and a multi-byte character at its column in characters', async () => {
+    const result = await cli(['check', dir.path('tabbed.md')]);
+    expect(result).toEqual({ status: 1, stdout: '', stderr: `${dir.path('tabbed.md')}:11:23: error[Lua]: unexpected symbol near '='\n` });
+  });
+
+  it('with --config, reports each Pack a prompt declares that the deployment does not have, at its uses: line', async () => {
+    const result = await cli(['check', dir.path('uses.md'), dir.path('good.md'), '--config', dir.path('deploy.yaml')]);
+    expect(result.status).toBe(1);
+    expect(result.stdout).toBe(`ok: ${dir.path('good.md')}\n`);
+    expect(result.stderr).toBe(
+      `${dir.path('uses.md')}:7:5: error[RequirementsUnmet]: the prompt declares the Pack acme/crm (uses: \`acme/crm\`), which this deployment does not have: configure it under \`packs:\` in ${dir.path('deploy.yaml')}; a run of this prompt fails until it has it\n` +
+        `${dir.path('uses.md')}:9:5: error[RequirementsUnmet]: the prompt declares the Pack runvil/shelf (uses: \`shelf\`), which this deployment does not have: runvil's own Packs are web, user-input, subagents; a run of this prompt fails until it has it\n`,
+    );
+  });
+
+  it('without --config, does not judge uses: (the deployment is not known)', async () => {
+    expect(await cli(['check', dir.path('uses.md')])).toEqual({ status: 0, stdout: `ok: ${dir.path('uses.md')}\n`, stderr: '' });
+  });
+
+  it('with a --config that does not fit the format, stops with its problems (exit 2)', async () => {
+    const result = await cli(['check', dir.path('uses.md'), '--config', dir.path('broken.yaml')]);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain(dir.path('broken.yaml'));
+    expect(result.stdout).toBe('');
   });
 
   it('checks every file even after a bad one, and exits 1', async () => {
