@@ -18,6 +18,9 @@ import { UsageError } from './args.ts';
 import { loadTestFile } from './test-file.ts';
 import { pathText } from '../config/yaml-shape.ts';
 
+/** The run id a test file's run is rebuilt under (the fixture Host's default). */
+export const RECORDED_RUN_ID = 'run-1';
+
 /** The recorded run a fork starts from: its prompt, args, seed and first N journal entries. */
 export interface RecordedStart {
   /** The test's own prompt text, and the name its messages use. */
@@ -40,7 +43,7 @@ export async function recordedStart(file: string, until: number | undefined, pla
   if (!args.ok) throw new UsageError(`the args of ${file} do not fit its prompt: ${args.message}`, { file });
   const seed = test.seed ?? '0';
   const host = fixtureHost(test.host, test.answers, test.model, { calls: test.recorded, clock: test.clock });
-  const recorded = await runOnHost(platform, host, { prompt: parsed.prompt, args: args.args, untrustedArgs: test.untrustedArgs, seed });
+  const recorded = await runOnHost(platform, host, { runId: RECORDED_RUN_ID, prompt: parsed.prompt, args: args.args, untrustedArgs: test.untrustedArgs, seed });
   // As `runvil test` refuses it: a journal rebuilt from an answer outside its ask's choices is no run the API could have made.
   const refused = [
     ...host.operator.refused.map(({ index, message }) => ({ path: ['answers', index], message })),

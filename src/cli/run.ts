@@ -24,8 +24,8 @@ import { argsFromCommandLine } from '../prompt/run-args.ts';
 import { formatError, readUserFile } from './prompt-file.ts';
 import { parseScriptFile, type Fixture } from './test-file.ts';
 import { commandLineOperator } from './terminal-operator.ts';
-import { recordedStart, storeAfter } from './run-from.ts';
-import { checkFork } from '../host/fork.ts';
+import { RECORDED_RUN_ID, recordedStart, storeAfter } from './run-from.ts';
+import { checkFork, rebaseJournal } from '../host/fork.ts';
 import type { JournalEntry } from '../engine/journal.ts';
 import type { MemoryRunStore } from '../host/run-store.ts';
 import { argsFromData } from '../prompt/run-args.ts';
@@ -92,7 +92,8 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
       untrustedArgs: from.untrustedArgs,
       seed,
       runId: runId ?? 'run-1',
-      prefix: { ok: true, journal: from.journal, firstReplaced: null },
+      // The test file's run was rebuilt as run-1 (its fixture Host's); its tool calls name the run that made them, here this one.
+      prefix: { ok: true, journal: rebaseJournal(from.journal, RECORDED_RUN_ID, runId ?? RECORDED_RUN_ID), firstReplaced: null },
     });
     if (!checked.ok) {
       const error = {

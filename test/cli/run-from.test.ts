@@ -30,6 +30,14 @@ beforeAll(async () => {
       recorded: [{ tool: 'stats/stats', args: { text: 'Ada' }, section: 'Only', output: 'recorded stats' }],
       expect: { result: 'Ada|recorded stats|Friday' },
     }),
+    'asks.test.yaml': stringify({
+      source: luaPrompt(
+        "return tools.call('user-input/ask', { question = 'Who?' }) .. '|' .. tools.call('user-input/ask', { question = 'When?' })",
+        'uses: [user-input]\n',
+      ),
+      answers: ['Ada', 'Friday'],
+      expect: { result: 'Ada|Friday' },
+    }),
     'live.yaml': stringify({ host: { packs: { 'acme/stats': { tools: [{ ...STATS['acme/stats'].tools[0], returns: 'live stats' }] } } } }),
     'edited.md': luaPrompt(BODY.replace('{ text = who }', "{ text = 'someone' }"), USES),
     'bad.test.yaml': stringify({ source: PROMPT, recorded: [{ tool: 'stats', output: 'x', fails: 'y' }], expect: { result: 'x' } }),
@@ -43,6 +51,15 @@ describe('runvil run --from FILE.test.yaml', () => {
     expect(await cli(['run', '--from', dir.path('run.test.yaml'), '--script', dir.path('live.yaml')])).toEqual({
       status: 0,
       stdout: 'Ada|recorded stats|Friday\n',
+      stderr: '',
+    });
+  });
+
+  it('goes on live on the local Host (no --script), whose run has an id of its own', async () => {
+    // The file's journal was rebuilt as run-1's; a real run's tool calls name the real run.
+    expect(await cli(['run', '--from', dir.path('asks.test.yaml'), '--until', '1', '--answer', 'Monday'])).toEqual({
+      status: 0,
+      stdout: 'Ada|Monday\n',
       stderr: '',
     });
   });
