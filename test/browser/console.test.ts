@@ -318,6 +318,28 @@ describe('the prompts', () => {
     await page.close();
   });
 
+  it("starts a run from a prompt's page with the args given, and opens the run", async () => {
+    const page = await open('/console/prompts/hello');
+    await page.fill('#start-args', '{"name": "Ada"}');
+    await page.click('#start-form button[type=submit]');
+    await page.waitForURL(/\/console\/runs\/[0-9a-f]+$/);
+    await expect.poll(() => page.textContent('#run-status'), { timeout: 30_000, interval: 250 }).toBe('completed');
+    expect(await page.textContent('#run-result')).toBe('Hello, Ada! Your name has 3 letters (visit 1).');
+    await page.close();
+  });
+
+  it('says why a run does not start: args that are not JSON, args the prompt refuses', async () => {
+    const page = await open('/console/prompts/hello');
+    await page.fill('#start-args', '{name: Ada}');
+    await page.click('#start-form button[type=submit]');
+    await expect.poll(() => page.textContent('#start-outcome')).toMatch(/^The args are not JSON: /);
+    await page.fill('#start-args', '{"nmae": "Ada"}');
+    await page.click('#start-form button[type=submit]');
+    await expect.poll(() => page.textContent('#start-outcome')).toContain('nmae');
+    expect(page.url()).toMatch(/\/console\/prompts\/hello$/);
+    await page.close();
+  });
+
   it('shows an upload whose frontmatter does not parse with the error at its line', async () => {
     const page = await open('/console/prompts');
     await page.fill('#upload-name', 'console-broken');

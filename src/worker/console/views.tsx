@@ -173,7 +173,7 @@ export function PromptsPage() {
   );
 }
 
-/** One prompt's source. */
+/** One prompt: a form that starts a run of it, and its source. */
 export function PromptPage(props: { name: string }) {
   return (
     <Layout view="prompt" title={`Prompt ${props.name}`} data={{ prompt: props.name }}>
@@ -187,6 +187,14 @@ export function PromptPage(props: { name: string }) {
           Its runs
         </a>
       </p>
+      <form id="start-form" class="upload">
+        <label class="wide">
+          Args (JSON, optional: the prompt's defaults fill the rest){' '}
+          <textarea name="args" id="start-args" rows={2} spellcheck={false} placeholder="{}"></textarea>
+        </label>
+        <button type="submit">Start a run</button>
+      </form>
+      <p id="start-outcome" class="problem" aria-live="polite" hidden></p>
       <ol id="prompt-source" class="source"></ol>
     </Layout>
   );

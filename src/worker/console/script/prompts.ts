@@ -1,12 +1,12 @@
 /**
- * The console script's prompts: the list, a prompt's source, an upload whose parse errors
- * show at their line. A fragment of the one script console-script.ts puts together, not a
- * script of its own: it uses the names the fragments before it declare. A String.raw
- * template: no backtick and no dollar-brace in it.
+ * The console script's prompts: the list, a prompt's source with a form that starts a run
+ * of it, an upload whose parse errors show at their line. A fragment of the one script
+ * console-script.ts puts together, not a script of its own: it uses the names the fragments
+ * before it declare. A String.raw template: no backtick and no dollar-brace in it.
  */
 
 /** This fragment's text. */
-export const PROMPTS = String.raw`  // ---- Prompts: the list, a prompt's source, an upload whose parse errors show at their line.
+export const PROMPTS = String.raw`  // ---- Prompts: the list, a prompt's source and its start form, an upload whose parse errors show at their line.
   function sourceLines(list, source, problems) {
     clear(list);
     var byLine = new Map();
@@ -85,6 +85,26 @@ export const PROMPTS = String.raw`  // ---- Prompts: the list, a prompt's source
     var prompt = await api('GET', '/prompts/' + enc(name));
     $('prompt-origin').textContent = prompt.origin === 'bundled' ? 'Bundled with the deployment (prompts/)' : 'Uploaded through the API';
     sourceLines($('prompt-source'), prompt.source, []);
+    $('start-form').addEventListener('submit', function (event) {
+      event.preventDefault();
+      var outcome = $('start-outcome');
+      var text = $('start-args').value.trim();
+      var args;
+      try {
+        args = text === '' ? {} : JSON.parse(text);
+      } catch (e) {
+        outcome.hidden = false;
+        outcome.textContent = 'The args are not JSON: ' + e.message;
+        return;
+      }
+      api('POST', '/prompts/' + enc(name) + '/runs', { args: args }).then(function (started) {
+        location.assign('/console/runs/' + enc(started.run_id));
+      }, function (error) {
+        if (error instanceof AuthError) return;
+        outcome.hidden = false;
+        outcome.textContent = messageOf(error);
+      });
+    });
     body.setAttribute('data-ready', '');
   }
 
