@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Trigger } from '../../src/config/deployment-config.ts';
 import { replaceDeploymentConfig } from '../../src/worker/deployment.ts';
-import { call, json, settled, testEnv } from './app/client.ts';
+import { call, json, kvRecord, settled, testEnv } from './app/client.ts';
 import app from './app/test-worker.ts';
 import { deliver, githubHeaders, HOOKED, issuePayload, slackHeaders, TRIAGE, TRIGGER_CONFIG, triggerEnv } from './app/triggers.ts';
 
@@ -54,12 +54,14 @@ async function stillServing(): Promise<void> {
   const body = issuePayload('opened', 'Still serving');
   const view = await settled((await json<Started>(await signedDelivery('gh-issues', body), 202)).run_id);
   expect(unwrapped(view.result as string)).toBe('Still serving|It breaks.|acme/app');
+  await kvRecord(view.run_id);
 }
 
 /** A run of `body` at `trigger`, to its end. */
 async function completedRun(trigger: string, body: string): Promise<string> {
   const view = await settled((await json<Started>(await signedDelivery(trigger, body), 202)).run_id);
   expect(view).toMatchObject({ status: 'completed' });
+  await kvRecord(view.run_id);
   return view.result as string;
 }
 
@@ -113,6 +115,7 @@ describe('payloads with __proto__ and constructor keys', () => {
     ]).toString();
     const response = await deliver('slack-actions', form, await slackHeaders(form));
     const view = await settled((await json<Started>(response, 202)).run_id);
+    await kvRecord(view.run_id);
     expect(Object.keys(JSON.parse(view.result as string) as object).sort()).toEqual(['__proto__', 'constructor', 'type']);
     expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
   });

@@ -9,7 +9,7 @@ import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replaceDeploymentConfig } from '../../src/worker/deployment.ts';
 import { receiveStripe } from '../../src/worker/triggers/stripe.ts';
-import { call, json, settled, testEnv } from './app/client.ts';
+import { call, json, kvRecord, settled, testEnv } from './app/client.ts';
 import { GREET } from './app/prompts.ts';
 import app from './app/test-worker.ts';
 import {
@@ -41,6 +41,8 @@ async function kvKeys(): Promise<string[]> {
 async function resultOf(started: Started): Promise<string> {
   const view = await settled(started.run_id);
   expect(view.status).toBe('completed');
+  // Its record lands in KV just after it ends: a later test's "nothing stored" must not see it land.
+  await kvRecord(started.run_id);
   return view.result as string;
 }
 
@@ -87,6 +89,7 @@ describe('a GitHub delivery signed by @octokit/webhooks-methods', () => {
     const body = issuePayload('edited', 'Twice');
     const first = await json<Started>(await deliver('gh-issues', body, await githubHeaders('issues', 'gh-twice', body)), 202);
     await settled(first.run_id);
+    await kvRecord(first.run_id);
     const again = await json<Started>(await deliver('gh-issues', body, await githubHeaders('issues', 'gh-twice', body)), 200);
     expect(again).toMatchObject({ run_id: first.run_id, duplicate: true, status: 'completed' });
   });
@@ -97,7 +100,9 @@ describe('a GitHub delivery signed by @octokit/webhooks-methods', () => {
     const other = await json<Started>(await deliver('gh-all', body, await githubHeaders('issues', 'gh-shared', body)), 202);
     expect(other.run_id).not.toBe(one.run_id);
     await settled(one.run_id);
+    await kvRecord(one.run_id);
     await settled(other.run_id);
+    await kvRecord(other.run_id);
   });
 
   it('answers 202 {"ignored": true} for an event the filter leaves out, and starts nothing', async () => {
@@ -126,6 +131,12 @@ describe('a GitHub delivery signed by @octokit/webhooks-methods', () => {
     const body = JSON.stringify({ action: 'opened', issue: { title: 'No body' } });
     const started = await json<Started>(await deliver('gh-issues', body, await githubHeaders('issues', 'gh-defaults', body)), 202);
     expect(unwrapped(await resultOf(started))).toBe('No body|(no body)|unknown');
+  });
+
+  it('reads null as nothing found: GitHub sends "body": null for an issue with no text', async () => {
+    const body = JSON.stringify({ action: 'opened', issue: { title: 'Empty', body: null }, repository: { full_name: null } });
+    const started = await json<Started>(await deliver('gh-issues', body, await githubHeaders('issues', 'gh-null', body)), 202);
+    expect(unwrapped(await resultOf(started))).toBe('Empty|(no body)|unknown');
   });
 
   it('answers 400 naming a required arg its path did not find, and starts nothing', async () => {
@@ -262,6 +273,7 @@ describe('a Slack delivery signed as Slack documents', () => {
     const at = Math.floor(Date.now() / 1000);
     const first = await json<Started>(await deliver('slack-actions', body, await slackHeaders(body, { at })), 202);
     await settled(first.run_id);
+    await kvRecord(first.run_id);
     expect(await json<Started>(await deliver('slack-actions', body, await slackHeaders(body, { at })), 200)).toMatchObject({
       run_id: first.run_id,
       duplicate: true,
@@ -325,6 +337,7 @@ describe('POST /hooks/:name?wait=', () => {
       200,
     );
     expect(view).toMatchObject({ status: 'completed', duplicate: false });
+    await kvRecord(view.run_id);
     expect(unwrapped(view.result)).toBe('Waited for|It breaks.|acme/app');
   });
 

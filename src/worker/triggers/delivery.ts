@@ -90,7 +90,9 @@ function argsOf(trigger: Trigger, payload: { [key: string]: Json }): { args: { [
   const taken: string[] = [];
   for (const arg of trigger.args) {
     const value = readArgPath(compiledPath(arg.path), payload);
-    if (value === undefined) continue;
+    // null counts as nothing found: GitHub sends `"body": null` for an issue with no text,
+    // which would otherwise refuse every such delivery to a string arg with a default.
+    if (value === undefined || value === null) continue;
     args[arg.name] = value;
     taken.push(arg.name);
   }
