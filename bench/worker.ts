@@ -47,11 +47,14 @@
  *    and the receiver, target within 10%; and where a notification's cost goes (each piece
  *    of a delivery timed in workerd, bench/worker-notify-cost.ts; one fetch's CPU with and
  *    without wrangler dev's inspector, bench/worker-fetch-cost.ts).
+ *  - a trigger's delivery to the run started, beside a plain start (bench/worker-triggers.ts):
+ *    a signed GitHub delivery to `POST /hooks/bench-gh` and `POST /prompts/hello/runs`, each
+ *    to its 202, interleaved in the same run; goal at most 1.2x.
  * The client side (the API, the clock, W3 runs driven to their ask and resumed) is
  * bench/worker-client.ts.
  * Every other time includes one HTTP round trip on 127.0.0.1 through wrangler's local proxy;
  * the `GET /health` median is printed beside them. Run with `npm run bench:worker` (BENCH_SCALE=0.1
- * for a quick pass, BENCH_PARTS=w3 for one part: throughput, w3, fanout, callbacks, inbox, outbox, b1).
+ * for a quick pass, BENCH_PARTS=w3 for one part: throughput, w3, fanout, callbacks, inbox, outbox, b1, triggers).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -63,6 +66,7 @@ import { W3 } from './workloads.ts';
 import { api, BATCHES, median, now, resumeBatch, resumeOnce, token, useServer } from './worker-client.ts';
 import { inbox, NOTIFY_SECRET, outboxCost, startReceiver } from './worker-inbox.ts';
 import { startToolService, TOOL_SERVICE_SECRET } from '../scripts/tool-service.mjs';
+import { BENCH_GITHUB_SECRET, triggerStarts, TRIGGERS_YAML } from './worker-triggers.ts';
 
 const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
 const stateDir = `.wrangler/bench-state-${process.pid}`;
@@ -209,7 +213,7 @@ function benchConfig(service: ToolService | null): string {
   const packs = service
     ? `packs:\n  acme/deploy:\n    http:\n      url: ${service.url}\n      secret: \${RUNVIL_BENCH_DEPLOY_SECRET}\n    trusted: true\n    tools:\n      - name: now\n      - name: start\n`
     : '';
-  writeFileSync(file, `${packs}notify:\n  - url: ${receiver.url}/notify\n    secret: \${RUNVIL_NOTIFY_SECRET}\n    prompts: [bench-ask, w3]\n`);
+  writeFileSync(file, `${packs}notify:\n  - url: ${receiver.url}/notify\n    secret: \${RUNVIL_NOTIFY_SECRET}\n    prompts: [bench-ask, w3]\n${TRIGGERS_YAML}`);
   process.env.RUNVIL_CONFIG = file;
   process.env.RUNVIL_BENCH_DEPLOY_SECRET = TOOL_SERVICE_SECRET;
   return file;
@@ -297,7 +301,7 @@ async function fanout(): Promise<Record<string, number>> {
 const receiver = await startReceiver();
 
 try {
-  const parts = (process.env.BENCH_PARTS ?? 'throughput,w3,fanout,callbacks,inbox,outbox,b1').split(',');
+  const parts = (process.env.BENCH_PARTS ?? 'throughput,w3,fanout,callbacks,inbox,outbox,b1,triggers').split(',');
   // LangGraph runs first and alone, so neither side competes for the CPU with the other.
   const langGraph = parts.includes('w3') && process.env.BENCH_PEERS !== '0' ? measureLangGraph(String(scale)) : null;
   const langGraphUs = langGraph?.['W3 N=100'] ?? RECORDED['W3 N=100']!.langGraph;
@@ -309,7 +313,7 @@ try {
     token,
     stateDir,
     args: ['bench/worker-entry.ts'],
-    env: { RUNVIL_NOTIFY_SECRET: NOTIFY_SECRET },
+    env: { RUNVIL_NOTIFY_SECRET: NOTIFY_SECRET, RUNVIL_BENCH_GITHUB_SECRET: BENCH_GITHUB_SECRET },
   });
   useServer(server);
   const results = {
@@ -320,6 +324,7 @@ try {
     ...(parts.includes('inbox') ? await inbox(scale) : {}),
     ...(parts.includes('outbox') ? await outboxCost(scale) : {}),
     ...(parts.includes('b1') ? await b1Part((path) => api<B1Measure>('GET', path), scale) : {}),
+    ...(parts.includes('triggers') ? await triggerStarts(server, token, scale) : {}),
   };
   console.log(`RESULT ${JSON.stringify(results)}`);
 } catch (error) {
