@@ -17,9 +17,20 @@
  *
  * Platform-neutral: the Worker reads deliveries with it, the command line checks files.
  */
-import { FunctionExpressionType, JSONPathEnvironment, JSONPathError, JSONPathTypeError, jsonpath, type JSONPathQuery } from 'json-p3';
+import {
+  FunctionExpressionType,
+  JSONPathEnvironment,
+  JSONPathError,
+  JSONPathRecursionLimitError,
+  JSONPathTypeError,
+  jsonpath,
+  type JSONPathQuery,
+} from 'json-p3';
 import { compileIRegexp, type IRegexpOutcome } from '../json/i-regexp.ts';
 import type { Json } from '../json/json.ts';
+
+/** The longest path compiled, in characters: a path is a few names, not a program. */
+export const MAX_PATH_CHARS = 4096;
 
 /** A compiled path. */
 export interface ArgPath {
@@ -74,21 +85,38 @@ class TriggerPathEnvironment extends JSONPathEnvironment {
   }
 }
 
-const environment = new TriggerPathEnvironment({ strict: true });
+/**
+ * How deep a descendant segment (`..`) goes. json-p3's default (50) is below the 64 levels
+ * the Worker lets a body nest (src/worker/body.ts), so a payload 51 levels deep would make
+ * `$..x` throw rather than read it.
+ */
+const MAX_DESCENT = 256;
+
+const environment = new TriggerPathEnvironment({ strict: true, maxRecursionDepth: MAX_DESCENT });
 
 /** Compiles `text`, or says why it is no RFC 9535 path. */
 export function compileArgPath(text: string): { ok: true; path: ArgPath } | { ok: false; message: string } {
+  if (text.length > MAX_PATH_CHARS) return { ok: false, message: `the path is longer than ${MAX_PATH_CHARS} characters` };
   try {
     return { ok: true, path: { text, query: environment.compile(text) } };
   } catch (error) {
     if (error instanceof JSONPathError) return { ok: false, message: `${JSON.stringify(text)} is not a JSON path (RFC 9535): ${error.message}` };
+    // json-p3's parser recurses: a filter nested thousands deep exhausts the stack.
+    if (error instanceof RangeError) return { ok: false, message: `${JSON.stringify(text.slice(0, 40))}... is nested too deeply to compile` };
     throw error;
   }
 }
 
 /** The value `path` finds in `payload`, or undefined when it finds nothing. */
 export function readArgPath(path: ArgPath, payload: Json): Json | undefined {
-  const values = path.query.query(payload as never).values() as Json[];
+  let values: Json[];
+  try {
+    values = path.query.query(payload as never).values() as Json[];
+  } catch (error) {
+    // Deeper than MAX_DESCENT: a payload no route lets in; what a path cannot reach it does not find.
+    if (error instanceof JSONPathRecursionLimitError) return undefined;
+    throw error;
+  }
   if (values.length === 0) return undefined;
   return path.query.singularQuery() ? values[0] : values;
 }

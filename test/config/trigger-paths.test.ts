@@ -78,6 +78,39 @@ describe('match() and search() in a trigger path', () => {
   });
 });
 
+describe('compileArgPath', () => {
+  it('refuses a path too long or nested too deep to compile, as a value, never an exception', () => {
+    expect(compileArgPath(`$${'.a'.repeat(2100)}`)).toEqual({ ok: false, message: 'the path is longer than 4096 characters' });
+    // How deep json-p3's parser can go depends on the stack: the outcome is a path or a refusal, never a crash.
+    for (const path of [`$[?${'!'.repeat(4090)}@]`, `$[?${'('.repeat(2045)}@${')'.repeat(2045)}]`, `$[?${'length(@)==1 && '.repeat(220)}@]`]) {
+      const outcome = compileArgPath(path);
+      if (!outcome.ok) expect(outcome.message).toMatch(/^"\$\[\?.{37}"\.\.\. is nested too deeply to compile$/);
+    }
+    expect(compileArgPath(`$[?${'('.repeat(1000)}@${')'.repeat(1000)}]`).ok).toBe(true);
+  });
+});
+
+describe('descendants of a deep payload', () => {
+  /** `{ a: { a: ... { x: depth } } }`, `depth` levels deep. */
+  function nested(depth: number): Json {
+    let value: Json = { x: depth };
+    for (let i = 1; i < depth; i++) value = { a: value };
+    return value;
+  }
+
+  it('reads through every level a Worker body may have (64) and more', () => {
+    for (const depth of [10, 51, 64, 100, 200]) {
+      expect(read('$..x', nested(depth)), `depth ${depth}`).toEqual([depth]);
+      expect(read('$[?@..x]..x', [nested(depth)]), `depth ${depth}`).toEqual([depth]);
+    }
+  });
+
+  it('finds nothing, rather than throwing, past its limit', () => {
+    expect(read('$..x', nested(400))).toBeUndefined();
+    expect(read('$.a.a.a', nested(400))).toEqual(expect.objectContaining({ a: expect.anything() }));
+  });
+});
+
 describe('compileIRegexp', () => {
   it('refuses what RFC 9485 does not have, saying why', () => {
     const refused: [string, RegExp][] = [
