@@ -183,6 +183,15 @@ describe('a GitHub delivery not signed right', () => {
       await refused(deliver('gh-issues', body, { ...headers, 'x-hub-signature-256': forged }), 401, /X-Hub-Signature-256/);
   });
 
+  it('is refused with 400 without X-GitHub-Event, or with one that is no event name', async () => {
+    for (const event of [null, '', 'issues opened', 'x'.repeat(101)]) {
+      const headers = await githubHeaders('issues', `gh-event-${event?.length}`, body);
+      if (event === null) delete headers['x-github-event'];
+      else headers['x-github-event'] = event;
+      await refused(deliver('gh-issues', body, headers), 400, /X-GitHub-Event/);
+    }
+  });
+
   it('is refused with 401 without X-GitHub-Delivery', async () => {
     const { 'x-github-delivery': _id, ...headers } = await githubHeaders('issues', 'gh-noid', body);
     await refused(deliver('gh-issues', body, headers), 401, /X-GitHub-Delivery/);
@@ -229,6 +238,20 @@ describe('a Stripe event signed by the stripe package', () => {
       `${header},${'v1=00,'.repeat(6)}`,
     ])
       await refused(deliver('stripe-payments', body, { 'stripe-signature': forged }), 401, /Stripe-Signature/);
+  });
+
+  it('answers 400 for a signed event that carries no id, or an id that is no visible ASCII', async () => {
+    for (const [body, field] of [
+      [JSON.stringify({ object: 'event', type: 'payment_intent.succeeded', data: { object: { id: 'pi_1' } } }), "the Stripe event's id"],
+      [JSON.stringify({ id: 'evt 1', object: 'event', type: 'payment_intent.succeeded', data: { object: { id: 'pi_1' } } }), "the Stripe event's id"],
+      [JSON.stringify({ id: 7, object: 'event', type: 'payment_intent.succeeded', data: { object: { id: 'pi_1' } } }), "the Stripe event's id"],
+    ]) {
+      const before = await kvKeys();
+      const answer = await deliver('stripe-payments', body!, await stripeHeaders(body!));
+      expect(answer.status).toBe(400);
+      expect(((await answer.json()) as { error: { field: string } }).error.field).toBe(field);
+      expect(await kvKeys()).toEqual(before);
+    }
   });
 
   it("agrees with the stripe package's own verifier on what it accepts and refuses", async () => {
