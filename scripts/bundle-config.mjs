@@ -2,8 +2,9 @@
 /**
  * Bundles the deployment's configuration into the Worker at build time: reads
  * ./runvil.yaml, or the file the environment variable RUNVIL_CONFIG names, checks it
- * (a file that does not fit the format fails the build, with `file:line:column: message`
- * for each problem) and writes src/worker/bundled-config.generated.ts with its text, or
+ * (a file that does not fit the format fails the build, with `file:line:column:
+ * error[Config]: message` for each problem; under `npm start` the server keeps its last good
+ * build instead, build-failure.mjs) and writes src/worker/bundled-config.generated.ts with its text, or
  * `null` when there is no file. Run by wrangler before every build (wrangler.toml
  * `[build]`), so by `npm start`, `npm run deploy` and `npm run test:workers`.
  *
@@ -12,7 +13,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { formatConfigProblem, parseDeploymentConfig } from '../src/config/parse-config.ts';
+import { formatError } from '../src/cli/prompt-file.ts';
+import { parseDeploymentConfig } from '../src/config/parse-config.ts';
+import { buildSucceeded, failBuild } from './build-failure.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outAt = process.argv.indexOf('--out');
@@ -21,20 +24,18 @@ const named = process.env.RUNVIL_CONFIG;
 const path = named ? resolve(named) : join(root, 'runvil.yaml');
 
 let bundled = null;
-if (named && !existsSync(path)) {
-  console.error(`RUNVIL_CONFIG names ${named}, which does not exist`);
-  process.exit(1);
-}
+if (named && !existsSync(path)) failBuild([`RUNVIL_CONFIG names ${named}, which does not exist`], out);
 if (existsSync(path)) {
   const text = readFileSync(path, 'utf8');
   // Messages name the file as the person typed it, or relative to the project.
   const file = named ?? relative(root, path);
   const parsed = parseDeploymentConfig(text);
-  if (!parsed.ok) {
-    for (const problem of parsed.problems) console.error(formatConfigProblem(file, problem));
-    console.error(`${file}: the deployment's configuration is not valid; the build stops here`);
-    process.exit(1);
-  }
+  // Each problem as `runvil check` prints it, once (build-failure.mjs).
+  if (!parsed.ok)
+    failBuild(
+      parsed.problems.map((problem) => formatError({ kind: 'Config', file, ...problem })),
+      out,
+    );
   bundled = { file, text };
 }
 
@@ -44,3 +45,4 @@ export const BUNDLED_CONFIG: { file: string; text: string } | null = ${bundled ?
 `;
 const current = existsSync(out) ? readFileSync(out, 'utf8') : '';
 if (current !== text) writeFileSync(out, text);
+buildSucceeded(out);

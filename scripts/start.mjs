@@ -91,6 +91,7 @@ if (migrated.status !== 0) {
 }
 
 // The build, once here rather than by wrangler (which ran it twice: at start and when its watcher was ready).
+// A bundled prompt or runvil.yaml that does not parse or compile stops the start: one message, exit status 1.
 const local = writeLocalWranglerConfig(root);
 const build = () => spawnSync(local.buildCommand, { cwd: root, shell: true, stdio: 'inherit' }).status === 0;
 if (local.buildCommand && !build()) process.exit(1);
@@ -123,9 +124,14 @@ if (local.buildCommand && existsSync(join(root, 'prompts'))) {
   let building = null;
   const rebuild = async () => {
     await building;
-    building = new Promise((resolve) => spawn(local.buildCommand, { cwd: root, shell: true, stdio: 'inherit' }).on('close', resolve));
+    // A change that breaks a bundled prompt or runvil.yaml is not built: its problem is printed once, and the
+    // server keeps serving the last good build (scripts/build-failure.mjs).
+    const env = { ...process.env, RUNVIL_KEEP_LAST_GOOD_BUILD: '1' };
+    building = new Promise((resolve) => spawn(local.buildCommand, { cwd: root, shell: true, stdio: 'inherit', env }).on('close', resolve));
   };
-  watch(join(root, 'prompts'), { recursive: true }, () => {
+  // Not recursive: the build reads only prompts/*.md, and Node 20's recursive watch on Linux
+  // loses a file an editor saves by renaming a new one over it (as sed -i and many editors do).
+  watch(join(root, 'prompts'), () => {
     clearTimeout(timer);
     timer = setTimeout(rebuild, 200);
   });

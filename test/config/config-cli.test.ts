@@ -117,9 +117,8 @@ describe('bundling runvil.yaml into the Worker', () => {
     const result = await bundle({ RUNVIL_CONFIG: file }, out);
     expect(result.status).toBe(1);
     expect(result.stderr).toBe(
-      `${file}:2:3: \`packs.demo\`: a Pack is named vendor/name, such as acme/deploy, with exactly one '/'\n` +
-        `${file}:5:11: \`packs["acme/deploy"].http\` needs a \`secret\` (\${NAME} of a whsec_... secret): an http Pack signs every call with it\n` +
-        `${file}: the deployment's configuration is not valid; the build stops here\n`,
+      `${file}:2:3: error[Config]: \`packs.demo\`: a Pack is named vendor/name, such as acme/deploy, with exactly one '/'\n` +
+        `${file}:5:11: error[Config]: \`packs["acme/deploy"].http\` needs a \`secret\` (\${NAME} of a whsec_... secret): an http Pack signs every call with it\n`,
     );
     await expect(readFile(out, 'utf8')).rejects.toThrow();
   });
