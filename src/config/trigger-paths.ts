@@ -11,7 +11,8 @@
  * in time linear in the text, with I-Regexp's meanings (RFC 9485: match is a whole-text
  * match, search finds the pattern anywhere), in place of json-p3's, which run V8's
  * backtracking engine; a pattern written in the path that is no I-Regexp is refused when
- * the path is compiled, one read from the payload makes the test false (RFC 9535 2.4.6).
+ * the path is compiled, one read from the payload makes the test false (RFC 9535 2.4.6), as
+ * does one past the tighter bounds a payload's patterns have (payloadPattern).
  * Member names are the payload's own properties only (json-p3 reads them with hasOwn), so
  * `$.constructor` of `{}` finds nothing.
  *
@@ -38,16 +39,39 @@ export interface ArgPath {
   readonly query: JSONPathQuery;
 }
 
-/** How many compiled patterns are kept: a path's own patterns, and a few a payload brought. */
-const PATTERN_CACHE_ENTRIES = 256;
-const patterns = new Map<string, IRegexpOutcome>();
+/** Patterns written in paths, compiled as their paths were (a deployment's paths hold a few). */
+const pathPatterns = new Map<string, IRegexpOutcome>();
+/** Patterns a payload brought (`match(@.text, @.pattern)`), compiled lately. */
+const payloadPatterns = new Map<string, IRegexpOutcome>();
+/** How many patterns from payloads are kept compiled. */
+const PAYLOAD_PATTERN_ENTRIES = 256;
+/**
+ * The size a pattern from a payload may have (compileIRegexp), and how many new ones one
+ * reading of a path compiles: a payload of a mebibyte could otherwise bring a hundred
+ * thousand patterns, each costing RE2 a compile and, on a long text, a thousand steps a
+ * character. Past the budget a test with a new pattern is false.
+ */
+const MAX_PAYLOAD_PATTERN_SIZE = 256;
+const PAYLOAD_COMPILES_PER_READ = 32;
+let compilesLeft = PAYLOAD_COMPILES_PER_READ;
 
-function iRegexp(source: string): IRegexpOutcome {
-  const known = patterns.get(source);
+function pathPattern(source: string): IRegexpOutcome {
+  const known = pathPatterns.get(source);
   if (known) return known;
   const outcome = compileIRegexp(source);
-  if (patterns.size >= PATTERN_CACHE_ENTRIES) patterns.clear();
-  patterns.set(source, outcome);
+  if (pathPatterns.size >= 1024) pathPatterns.clear();
+  pathPatterns.set(source, outcome);
+  return outcome;
+}
+
+function payloadPattern(source: string): IRegexpOutcome | null {
+  const known = pathPatterns.get(source) ?? payloadPatterns.get(source);
+  if (known) return known;
+  if (compilesLeft <= 0) return null;
+  compilesLeft--;
+  const outcome = compileIRegexp(source, MAX_PAYLOAD_PATTERN_SIZE);
+  if (payloadPatterns.size >= PAYLOAD_PATTERN_ENTRIES) payloadPatterns.clear();
+  payloadPatterns.set(source, outcome);
   return outcome;
 }
 
@@ -60,8 +84,8 @@ class LinearPatternFunction {
 
   call(text: unknown, pattern: unknown): boolean {
     if (typeof text !== 'string' || typeof pattern !== 'string') return false;
-    const compiled = iRegexp(pattern);
-    return compiled.ok && compiled.regexp[this.how](text);
+    const compiled = payloadPattern(pattern);
+    return compiled !== null && compiled.ok && compiled.regexp[this.how](text);
   }
 }
 
@@ -77,7 +101,7 @@ class TriggerPathEnvironment extends JSONPathEnvironment {
     const checked = super.checkWellTypedness(token, args);
     const pattern = checked[1];
     if ((token.value === 'match' || token.value === 'search') && pattern instanceof jsonpath.expressions.StringLiteral) {
-      const compiled = iRegexp(pattern.value);
+      const compiled = pathPattern(pattern.value);
       if (!compiled.ok)
         throw new JSONPathTypeError(`the pattern ${JSON.stringify(pattern.value)} of ${token.value}() ${compiled.reason} (RFC 9485 I-Regexp)`, token);
     }
@@ -110,6 +134,7 @@ export function compileArgPath(text: string): { ok: true; path: ArgPath } | { ok
 /** The value `path` finds in `payload`, or undefined when it finds nothing. */
 export function readArgPath(path: ArgPath, payload: Json): Json | undefined {
   let values: Json[];
+  compilesLeft = PAYLOAD_COMPILES_PER_READ;
   try {
     values = path.query.query(payload as never).values() as Json[];
   } catch (error) {

@@ -25,12 +25,25 @@ export type IRegexpOutcome = { ok: true; regexp: IRegexp } | { ok: false; reason
 /** The longest pattern compiled, in characters: RE2's program grows with it, and so the cost of each character matched. */
 export const MAX_I_REGEXP_CHARS = 1024;
 
-/** Compiles `source` as an I-Regexp, or says why it is none. */
-export function compileIRegexp(source: string): IRegexpOutcome {
+/**
+ * The most steps per character of text a pattern may cost by default: RE2's simulation
+ * follows every state of the program at once, so `\p{L}{1000}` costs a thousand per
+ * character (150 ms on 10,000 characters), linear but not cheap.
+ */
+export const MAX_I_REGEXP_SIZE = 10_000;
+
+/**
+ * Compiles `source` as an I-Regexp, or says why it is none. `maxSize` bounds its size: the
+ * characters and classes it matches, counted as often as a repeat `{n,m}` repeats them.
+ */
+export function compileIRegexp(source: string, maxSize = MAX_I_REGEXP_SIZE): IRegexpOutcome {
   if (source.length > MAX_I_REGEXP_CHARS) return { ok: false, reason: `is longer than ${MAX_I_REGEXP_CHARS} characters` };
   let re2: string;
   try {
-    re2 = new Translator(source).regexp();
+    const translated = new Translator(source).regexp();
+    if (translated.size > maxSize)
+      return { ok: false, reason: `is too large: its repeats make ${translated.size} characters and classes to match, more than ${maxSize}` };
+    re2 = translated.re;
   } catch (error) {
     if (error instanceof NotIRegexp) return { ok: false, reason: error.message };
     throw error;
@@ -47,6 +60,12 @@ export function compileIRegexp(source: string): IRegexpOutcome {
 }
 
 class NotIRegexp extends Error {}
+
+/** Part of a pattern written for RE2, with its size (see compileIRegexp). */
+interface Piece {
+  re: string;
+  size: number;
+}
 
 /** The general categories `\p{..}` may name (RFC 9485 IsCategory). */
 const CATEGORIES = new Set(
@@ -89,7 +108,7 @@ class Translator {
     this.chars = [...source];
   }
 
-  regexp(): string {
+  regexp(): Piece {
     const out = this.alternatives();
     if (this.at < this.chars.length) throw new NotIRegexp(this.peek() === ')' ? 'has a ) that closes no group' : `cannot have ${this.peek()} here`);
     return out;
@@ -99,52 +118,66 @@ class Translator {
     return this.chars[this.at];
   }
 
-  private alternatives(): string {
+  private alternatives(): Piece {
     const branches = [this.branch()];
     while (this.peek() === '|') {
       this.at++;
       branches.push(this.branch());
     }
-    return branches.join('|');
+    return { re: branches.map((branch) => branch.re).join('|'), size: branches.reduce((sum, branch) => sum + branch.size, 0) };
   }
 
-  private branch(): string {
-    let out = '';
-    for (let ch = this.peek(); ch !== undefined && ch !== '|' && ch !== ')'; ch = this.peek()) out += this.atom() + this.quantifier();
-    return out;
+  private branch(): Piece {
+    let re = '';
+    let size = 0;
+    for (let ch = this.peek(); ch !== undefined && ch !== '|' && ch !== ')'; ch = this.peek()) {
+      const atom = this.atom();
+      const { text, times } = this.quantifier();
+      re += atom.re + text;
+      size += atom.size * times;
+    }
+    return { re, size };
   }
 
-  private atom(): string {
+  private atom(): Piece {
     const ch = this.chars[this.at++]!;
     if (ch === '(') {
       const inner = this.alternatives();
       if (this.chars[this.at++] !== ')') throw new NotIRegexp('has an unclosed group');
-      return `(?:${inner})`;
+      return { re: `(?:${inner.re})`, size: inner.size };
     }
-    if (ch === '.') return '[^\\n\\r]';
-    if (ch === '[') return this.charClass();
-    if (ch === '\\') return this.escape(false);
+    if (ch === '.') return { re: '[^\\n\\r]', size: 1 };
+    if (ch === '[') return { re: this.charClass(), size: 1 };
+    if (ch === '\\') return { re: this.escape(false), size: 1 };
     if (SPECIAL.has(ch)) throw new NotIRegexp(`cannot have ${ch} here (write \\${ch} for the character)`);
-    return literal(ch);
+    return { re: literal(ch), size: 1 };
   }
 
-  private quantifier(): string {
+  /** A quantifier's text for RE2, and how many copies of its atom RE2's program holds. */
+  private quantifier(): { text: string; times: number } {
     const ch = this.peek();
     if (ch === '*' || ch === '+' || ch === '?') {
       this.at++;
-      return ch;
+      return { text: ch, times: 1 };
     }
-    if (ch !== '{') return '';
+    if (ch !== '{') return { text: '', times: 1 };
     this.at++;
     const low = this.digits();
     let out = `{${low}`;
+    let times = Number(low) + 1;
     if (this.peek() === ',') {
       this.at++;
       out += ',';
-      if (this.peek() !== '}') out += this.digits();
+      if (this.peek() !== '}') {
+        const high = this.digits();
+        out += high;
+        times = Number(high);
+      }
+    } else {
+      times = Number(low);
     }
     if (this.chars[this.at++] !== '}') throw new NotIRegexp('has a repeat {n}, {n,} or {n,m} that is not closed');
-    return `${out}}`;
+    return { text: `${out}}`, times: Math.max(times, 1) };
   }
 
   private digits(): string {

@@ -68,6 +68,20 @@ describe('match() and search() in a trigger path', () => {
     expect(read('$.r[?search(@.t, @.p)]', { r: rows })).toBeUndefined();
   });
 
+  it('holds a payload’s patterns to a tighter size than a path’s own', () => {
+    const text = 'a'.repeat(300);
+    expect(read('$.l[?match(@, "a{300}")]', { l: [text] })).toEqual([text]);
+    expect(read('$.r[?match(@.t, @.p)].t', { r: [{ t: text, p: 'a{299}a' }] })).toBeUndefined();
+    expect(read('$.r[?match(@.t, @.p)].t', { r: [{ t: 'a'.repeat(200), p: 'a{200}' }] })).toEqual(['a'.repeat(200)]);
+    expect(read('$.r[?search(@.t, @.p)].t', { r: [{ t: text, p: '\\p{L}{1000}' }] })).toBeUndefined();
+  });
+
+  it('compiles at most 32 new patterns from a payload in one reading', () => {
+    const rows = Array.from({ length: 100 }, (_, i) => ({ t: `row${i}`, p: `row${i}` }));
+    const first = read('$.r[?match(@.t, @.p)].t', { r: rows }) as string[];
+    expect(first).toEqual(rows.slice(0, 32).map((row) => row.t));
+  });
+
   it('refuses a payload pattern RE2 cannot take or one too long, as false', () => {
     const rows = [
       { t: 'a', p: 'a{1001}' },
@@ -112,6 +126,18 @@ describe('descendants of a deep payload', () => {
 });
 
 describe('compileIRegexp', () => {
+  it('refuses a pattern whose repeats make it larger than its bound, counting each copy', () => {
+    expect(compileIRegexp('\\p{L}{1000}').ok).toBe(true);
+    expect(compileIRegexp('((a{10}){10}){101}')).toEqual({
+      ok: false,
+      reason: 'is too large: its repeats make 10100 characters and classes to match, more than 10000',
+    });
+    for (const source of ['(a{100}){101}', '((a{10}){10}){101}', 'a{10001}', '(a|b){5001}', 'x{2,}{3}']) expect(compileIRegexp(source).ok, source).toBe(false);
+    const sized = compileIRegexp('(a{10}b){30}', 300);
+    expect(sized).toEqual({ ok: false, reason: 'is too large: its repeats make 330 characters and classes to match, more than 300' });
+    expect(compileIRegexp('(a{9}b){30}', 300).ok).toBe(true);
+  });
+
   it('refuses what RFC 9485 does not have, saying why', () => {
     const refused: [string, RegExp][] = [
       ['a**', /cannot have \* here/],
