@@ -30,7 +30,7 @@ export const MAX_I_REGEXP_CHARS = 1024;
  * follows every state of the program at once, so `\p{L}{1000}` costs a thousand per
  * character (150 ms on 10,000 characters), linear but not cheap.
  */
-export const MAX_I_REGEXP_SIZE = 10_000;
+export const MAX_I_REGEXP_SIZE = 1_000;
 
 /**
  * Compiles `source` as an I-Regexp, or says why it is none. `maxSize` bounds its size: the
