@@ -42,7 +42,7 @@ export function compileIRegexp(source: string, maxSize = MAX_I_REGEXP_SIZE): IRe
   try {
     const translated = new Translator(source).regexp();
     if (translated.size > maxSize)
-      return { ok: false, reason: `is too large: its repeats make ${translated.size} characters and classes to match, more than ${maxSize}` };
+      return { ok: false, reason: `is too large: it has ${translated.size} characters and classes to match, repeats counted, more than ${maxSize}` };
     re2 = translated.re;
   } catch (error) {
     if (error instanceof NotIRegexp) return { ok: false, reason: error.message };

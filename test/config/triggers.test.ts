@@ -213,7 +213,7 @@ describe('triggers: refused, each problem at its line and column', () => {
       ['\\\\d+', 'has \\d, which I-Regexp does not have'],
       ['(?=a)b', 'cannot have ? here'],
       ['a{3,2}', 'is one RE2 cannot take'],
-      ['(ab){501}', 'is too large: its repeats make 1002 characters and classes to match, more than 1000'],
+      ['(ab){501}', 'is too large: it has 1002 characters and classes to match, repeats counted, more than 1000'],
       ['(a)\\\\1', 'has \\1, which I-Regexp does not have'],
       ['[b-a]', 'has a range whose end comes before its start'],
       ['\\\\p{Letter}', 'has \\p{Letter}, which names no general category'],
