@@ -42,6 +42,22 @@ describe('PUT /prompts/:name with Lua that does not compile', () => {
   });
 });
 
+describe('a run of a prompt that does not compile (stored before the upload checked it)', () => {
+  it.each([
+    ['x = = 1', "legacy.md:12:5: unexpected symbol near '='"],
+    ["local s = 'é' s s", "legacy.md:12:17: syntax error near 's'"],
+    ['function f()\n  return 1', "legacy.md:13:11: 'end' expected (to close 'function' at line 12) near <eof>"],
+  ])('fails with Lua’s message at the line and column: %j', async (code, message) => {
+    await testEnv.RUNVIL_KV.put('prompts/legacy', `${frontmatter('legacy')}\n# T\n\n## A\n\n${block(code)}`);
+    const view = await json<{ status: string; error: { kind: string; message: string } }>(
+      await call('POST', '/prompts/legacy/runs?wait=10', { body: { args: {} } }),
+      200,
+    );
+    expect(view.status).toBe('failed');
+    expect(view.error).toMatchObject({ kind: 'Lua', message });
+  });
+});
+
 describe('PUT /prompts/:name with a Pack the deployment does not have', () => {
   it('stores the prompt (201) with a warning naming each such Pack and its line', async () => {
     const body = `${frontmatter('packs-later', 'uses:\n  - web\n  - acme/crm\n  - shelf\n')}\n# T\n\n## A\n\n${block("return 'ok'")}`;
