@@ -10,7 +10,7 @@
  */
 import type { Prompt } from '../prompt/types.ts';
 import type { RunError } from './errors.ts';
-import type { EntryOutcome, EntrySpec } from './entry/driver.ts';
+import type { EntryOutcome, EntrySpec } from './entry/entry-types.ts';
 import type { RunContext } from './run-context.ts';
 import { luaKindOf } from './errors.ts';
 import { wrapUntrustedOnce } from './untrusted-envelope.ts';

@@ -10,40 +10,12 @@ import { EntryClock } from '../entry-clock.ts';
 import { luaKindOf, runKindOf, type RunError } from '../errors.ts';
 import type { LuaScalar, VmTemplate } from '../lua/vm.ts';
 import { LAZY_MODULES, runtimeChunk } from '../lua/runtime/index.ts';
-import type { EntrySection, RunContext } from '../run-context.ts';
+import type { RunContext } from '../run-context.ts';
 import type { TaskRecord } from '../tasks.ts';
-import { awaitPlan, chainStopping, type Waiting } from './effect-plans.ts';
+import { awaitPlan, chainStopping } from './effect-plans.ts';
+import type { DriverState, EntryOutcome, EntrySpec, Waiting } from './entry-types.ts';
 import { installLeaves, LEAF_NAMES } from './leaves.ts';
-import type { EntryState } from './model-rounds.ts';
 import { awaitAnswer, callAnswer, decodeEnd, decodeRequest, failure, fanoutAnswer, type EngineRequest } from './protocol.ts';
-
-/** How an entry is made: walked into, the H1 pass, entered with call, a task's or a fanout arm's section. */
-export type EntryKind = 'walk' | 'h1' | 'call' | 'task' | 'arm';
-
-/** The outcome of one entry. */
-export type EntryOutcome =
-  | { type: 'return'; text: string }
-  | { type: 'fall' }
-  | { type: 'jump'; target: string }
-  | { type: 'error'; error: RunError; luaKind: string }
-  | { type: 'stop'; error: RunError };
-
-/** What an entry needs beyond the run: which section, how it was entered, its call arguments. */
-export interface EntrySpec {
-  kind: EntryKind;
-  section: EntrySection;
-  /** JSON text of a call's extra arguments or a task's input (a list), passed to the blocks as `...`. */
-  callArgs?: string;
-  /** JSON text of a fanout arm's item, bound to the global `item`. */
-  item?: string;
-  /** The chain the entry runs on: `0`, a task's id or an arm's id. */
-  chain: string;
-}
-
-/** What the driver keeps of an entry: its rounds' state, and the effect plan waiting for the thread's 'kept' yield. */
-export interface DriverState extends EntryState {
-  waiting: Waiting | null;
-}
 
 /**
  * How every section VM starts: the runtime loaded and run up to the point where the VM needs

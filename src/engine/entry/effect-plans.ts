@@ -11,29 +11,10 @@ import type { EffectAnswer, EffectRequest } from '../effects.ts';
 import type { LuaScalar } from '../lua/vm.ts';
 import type { RunContext } from '../run-context.ts';
 import { storePathProblem } from '../store-path.ts';
-import type { EntrySpec } from './driver.ts';
-import { answerRound, fusedCalls, prepareRound, type EntryState } from './model-rounds.ts';
+import type { EffectPlan, EntrySpec, EntryState, Waiting } from './entry-types.ts';
+import { answerRound, fusedCalls, prepareRound } from './model-rounds.ts';
 import { decodeBatch, decodeEffect, failure, fusedRecordsOf } from './protocol.ts';
 import { finishBatch, toolRequest } from './tool-batches.ts';
-
-/**
- * What a plan waits on: requests the Harness answers (through the journal). An optional
- * need is dropped, rather than waited for, when it cannot be answered at once: a round's
- * fused calls, which the Lua loop then sends as a batch of its own.
- */
-export interface Need {
-  requests: EffectRequest[];
-  optional: boolean;
-}
-
-/** An effect's work: yields what it needs, is resumed with the answers (null: an optional need dropped). */
-export type EffectPlan = Generator<Need, LuaScalar[], EffectAnswer[] | null>;
-
-/** A plan that must wait, and the need it waits on. */
-export interface Waiting {
-  plan: EffectPlan;
-  need: Need;
-}
 
 /** The plan of what base.lua yields to the leaf `answered`: an effect (`effect`, op, payload...) or a tool-call batch. */
 export function* effectPlan(run: RunContext, spec: EntrySpec, entry: EntryState, op: string, rest: LuaScalar[]): EffectPlan {

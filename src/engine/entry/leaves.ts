@@ -14,7 +14,7 @@ import type { RunContext } from '../run-context.ts';
 import { MAIN_CHAIN } from '../scheduler.ts';
 import { TASK_BUILTIN_TOOLS } from '../task-builtins.ts';
 import { wrapUntrusted } from '../untrusted-envelope.ts';
-import type { DriverState, EntrySpec } from './driver.ts';
+import type { DriverState, EntrySpec } from './entry-types.ts';
 import { answerNow, chainStopping, effectPlan } from './effect-plans.ts';
 import { encodeEntry } from './protocol.ts';
 import { resolveRole } from './roles.ts';

@@ -6,30 +6,12 @@
 import type { Json } from '../../json/json.ts';
 import { Conversation } from '../conversation.ts';
 import type { EffectAnswer, EffectRequest } from '../effects.ts';
-import type { EntryClock } from '../entry-clock.ts';
 import type { EventFields } from '../events.ts';
 import type { LuaScalar } from '../lua/vm.ts';
 import { checkReply, type CheckedReply } from '../model-reply.ts';
 import type { RunContext } from '../run-context.ts';
-import type { EntrySpec } from './driver.ts';
+import type { EntrySpec, EntryState } from './entry-types.ts';
 import { decodeRound, encodeReply, failure, replyCall, replyCallCount, ROUND_TEXTS_AT, type BatchCall, type FusedRecords } from './protocol.ts';
-
-/** What an entry keeps between its model rounds. */
-export interface EntryState {
-  conversation: Conversation;
-  /** The rendered tool list's wire names and tool ids, once the first round sent them. */
-  renderedTools: Record<string, string>;
-  /** The rendered tool list's JSON as the last loop round sent it (a round sends it only when it changed). */
-  toolsText: string;
-  /**
-   * The texts of the records the last fused round's answer carried (its assistant record and
-   * tool records): the next round names them (RoundYield.fusedRecords) rather than Lua
-   * sending back the texts the driver made.
-   */
-  fusedRecords: FusedRecords;
-  /** The entry's computing time against the host's limit (entry-clock.ts); null without one. */
-  clock: EntryClock | null;
-}
 
 /** A model round ready to send: its request, and how its answer goes back to Lua. */
 export interface PreparedRound {

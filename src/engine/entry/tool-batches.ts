@@ -7,7 +7,7 @@ import type { EffectAnswer, EffectRequest } from '../effects.ts';
 import type { RunContext } from '../run-context.ts';
 import { wrapUntrusted } from '../untrusted-envelope.ts';
 import type { LuaScalar } from '../lua/vm.ts';
-import type { EntrySpec } from './driver.ts';
+import type { EntrySpec } from './entry-types.ts';
 import { encodeBatchAnswers, type BatchAnswer, type BatchCall } from './protocol.ts';
 
 /** The effect request of one tool call, as the journal keeps it. */
