@@ -12,7 +12,7 @@ import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validatio
 import wasmoon from 'wasmoon';
 import { parseDeploymentConfig } from '../src/config/parse-config.ts';
 import { LuaPlatform } from '../src/engine/lua/vm.ts';
-import { snapshotPacks, snapshotPacksToPacks } from '../src/host/configured-packs.ts';
+import { snapshotPacks, snapshotPacksToPacks } from '../src/host/remote/configured-packs.ts';
 import { fixtureHost } from '../src/fixture/fixture-host.ts';
 import { runOnHost } from '../src/host/host.ts';
 import { parsePrompt } from '../src/prompt/index.ts';

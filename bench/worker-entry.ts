@@ -29,7 +29,7 @@ import glue from 'wasmoon/dist/glue.wasm';
 import type { NotifyTarget } from '../src/config/deployment-config.ts';
 import type { D1Database } from '../src/worker/platform-types.ts';
 import { grabPack, w3Reply } from './workloads.ts';
-import { httpToolPacks } from '../src/host/http-tool-pack.ts';
+import { httpToolPacks } from '../src/host/remote/http/http-tool-pack.ts';
 import { textVars } from '../src/worker/env.ts';
 import { resolveConfigValue } from '../src/config/deployment-config.ts';
 import { doNotifyPiece, NOTIFY_PIECES, type NotifyPiece } from './worker-notify-cost.ts';

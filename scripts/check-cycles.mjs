@@ -4,9 +4,11 @@
  * - between modules: a runtime import cycle (type-only imports left out: TypeScript erases
  *   them, so they cannot change the order modules evaluate in);
  * - between layers (the folders CONTRIBUTING.md draws: src/json, src/prompt, src/engine,
- *   src/host, src/models, src/config, src/worker, src/cli, packs): any import, types
- *   included, since a layer that names another's types depends on it as much as one that
- *   calls it. A cycle between layers means neither can be read, tested or moved alone.
+ *   src/host, src/host/remote, src/models, src/config, src/worker, src/cli, packs): any
+ *   import, types included, since a layer that names another's types depends on it as much
+ *   as one that calls it. src/host/remote (the Remote tools) is a layer of its own although
+ *   it sits inside src/host: it imports the Host's Pack interface, and the Host must never
+ *   import it back, so that the Host stays free of the network. A cycle between layers means neither can be read, tested or moved alone.
  * Run by `npm test`; prints each cycle with one import that makes each of its edges.
  */
 import { parseCircular, parseDependencyTree } from 'dpdm';
@@ -21,6 +23,7 @@ const options = { context: root, cwd: root, tsconfig: join(root, 'tsconfig.json'
 function layerOf(file) {
   const path = relative(root, join(root, file)).split('\\').join('/');
   if (path.startsWith('packs/')) return 'packs';
+  if (path.startsWith('src/host/remote/')) return 'src/host/remote';
   const match = /^src\/([^/]+)\//.exec(path);
   return match ? `src/${match[1]}` : null;
 }

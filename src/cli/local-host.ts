@@ -10,7 +10,7 @@ import type { HostConfig } from '../host/host.ts';
 import type { Operator } from '../host/operator.ts';
 import { modelDirectory, type ModelChoice } from '../models/directory.ts';
 import { EMPTY_CONFIG, type DeploymentConfig } from '../config/deployment-config.ts';
-import { httpToolPacks } from '../host/http-tool-pack.ts';
+import { httpToolPacks } from '../host/remote/http/http-tool-pack.ts';
 
 /** What a Host with no model provider at all says to do instead. */
 export const SCRIPT_HINT = 'or run with --script FILE to answer model rounds from a script';

@@ -5,7 +5,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { MemoryCallLedger } from '../host/memory-call-ledger.ts';
-import { snapshotPacks, snapshotPacksToPacks, type ProgressListener } from '../host/configured-packs.ts';
+import { snapshotPacks, snapshotPacksToPacks, type ProgressListener } from '../host/remote/configured-packs.ts';
 import { CallbackListener } from './callback-listener.ts';
 import { fixtureHost } from '../fixture/fixture-host.ts';
 import type { HostConfig } from '../host/host.ts';

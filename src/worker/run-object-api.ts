@@ -5,7 +5,7 @@
 import type { JournalEntry } from '../engine/journal.ts';
 import type { Json } from '../json/json.ts';
 import type { ToolResult } from '../host/tool-calls.ts';
-import type { PackSnapshot } from '../host/configured-packs.ts';
+import type { PackSnapshot } from '../host/remote/configured-packs.ts';
 import type { NotificationDelivery } from './outbox.ts';
 import type { AskInfo, ObjectView } from './run-view.ts';
 

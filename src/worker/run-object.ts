@@ -44,7 +44,7 @@ import { isFinal, type AskRecord, type ObjectView, type RunStatus } from './run-
 import { askInfo, objectViewOf } from './object-view.ts';
 import { judgeAnswer } from './ask-answer.ts';
 import { forkPackSnapshots, prepareRunPacks, withPackSnapshots, withRunPacks } from './run-packs.ts';
-import type { PackSnapshot } from '../host/configured-packs.ts';
+import type { PackSnapshot } from '../host/remote/configured-packs.ts';
 import { workerHost } from './worker-host.ts';
 import { exceptionText, internalRunError, isRuntimeAbort } from '../host/internal-error.ts';
 import { dropIsolatePlatform } from './lua-platform.ts';

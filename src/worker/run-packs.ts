@@ -5,9 +5,9 @@
  * fork starts with the original's, and a run's test file describes them (run-replays.ts).
  */
 import type { HostConfig } from '../host/host.ts';
-import { snapshotPacks, snapshotPacksToPacks, type PackSnapshot, type ProgressListener } from '../host/configured-packs.ts';
+import { snapshotPacks, snapshotPacksToPacks, type PackSnapshot, type ProgressListener } from '../host/remote/configured-packs.ts';
 import type { DeploymentConfig } from '../config/deployment-config.ts';
-import type { ConfigVars } from '../host/mcp/mcp-pack.ts';
+import type { ConfigVars } from '../host/remote/mcp/mcp-pack.ts';
 import { askIdOf } from './ask-broker.ts';
 import { parsePromptCached } from './parsed-prompts.ts';
 import type { RunState } from './run-state.ts';

@@ -23,7 +23,7 @@
  * (a JSON object), and reads the same.
  */
 import type { JournalEntry } from '../engine/journal.ts';
-import type { PackSnapshot } from '../host/configured-packs.ts';
+import type { PackSnapshot } from '../host/remote/configured-packs.ts';
 import type { Json } from '../json/json.ts';
 import { deleteText, getText, putNewText, putText, textOf } from './chunked-kv.ts';
 import type { DoStorage, SyncKv } from './platform-types.ts';

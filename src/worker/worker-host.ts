@@ -11,7 +11,7 @@ import type { Operator } from '../host/operator.ts';
 import { modelDirectory } from '../models/directory.ts';
 import { textVars, type Env } from './env.ts';
 import { EMPTY_CONFIG, type DeploymentConfig } from '../config/deployment-config.ts';
-import { httpToolPacks } from '../host/http-tool-pack.ts';
+import { httpToolPacks } from '../host/remote/http/http-tool-pack.ts';
 
 /** The Worker's Host for one run, asking `operator`, with the Packs `config` (runvil.yaml) adds. */
 export function workerHost(env: Env, operator: Operator, config: DeploymentConfig = EMPTY_CONFIG): HostConfig {

@@ -8,8 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { resolveConfigUrl } from '../../src/config/config-urls.ts';
 import { parseDeploymentConfig } from '../../src/config/parse-config.ts';
 import type { ConfiguredPack, HttpSource } from '../../src/config/deployment-config.ts';
-import { mcpEndpoint } from '../../src/host/mcp/mcp-pack.ts';
-import { httpToolPack } from '../../src/host/http-tool-pack.ts';
+import { mcpEndpoint } from '../../src/host/remote/mcp/mcp-pack.ts';
+import { httpToolPack } from '../../src/host/remote/http/http-tool-pack.ts';
 
 /** Values a variable may hold that the file's URL checks refuse, with what the refusal says. */
 const SMUGGLED: [string, string][] = [

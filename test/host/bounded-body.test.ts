@@ -1,11 +1,11 @@
 /**
- * Bodies read with a bound (src/host/bounded-body.ts), against a real server on loopback that
+ * Bodies read with a bound (src/host/remote/bounded-body.ts), against a real server on loopback that
  * streams as fast as its reader takes: one that would send 100 MiB is cut off near the bound,
  * its reader never holding more than that, and a body under the bound reads whole.
  */
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { boundedFetch, boundedText } from '../../src/host/bounded-body.ts';
+import { boundedFetch, boundedText } from '../../src/host/remote/bounded-body.ts';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;

@@ -15,11 +15,11 @@ import type { ConfiguredPack, DeploymentConfig } from '../../src/config/deployme
 import { parseDeploymentConfig } from '../../src/config/parse-config.ts';
 import type { RunOutcome } from '../../src/engine/run.ts';
 import { fixtureHost } from '../../src/fixture/fixture-host.ts';
-import { snapshotPacks, snapshotPacksToPacks } from '../../src/host/configured-packs.ts';
+import { snapshotPacks, snapshotPacksToPacks } from '../../src/host/remote/configured-packs.ts';
 import { runOnHost } from '../../src/host/host.ts';
-import { httpToolPack } from '../../src/host/http-tool-pack.ts';
+import { httpToolPack } from '../../src/host/remote/http/http-tool-pack.ts';
 import { MemoryCallLedger } from '../../src/host/memory-call-ledger.ts';
-import { clearMcpToolListCache } from '../../src/host/mcp/mcp-tool-list.ts';
+import { clearMcpToolListCache } from '../../src/host/remote/mcp/mcp-tool-list.ts';
 import { TOOL_OUTPUT_BYTES } from '../../src/host/tool-output-cap.ts';
 import { parsePrompt } from '../../src/prompt/index.ts';
 import { lua, newPlatform, resultOf, run } from '../engine/helpers.ts';

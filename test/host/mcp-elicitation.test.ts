@@ -6,10 +6,10 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseDeploymentConfig } from '../../src/config/parse-config.ts';
-import { snapshotPacks, snapshotPacksToPacks } from '../../src/host/configured-packs.ts';
+import { snapshotPacks, snapshotPacksToPacks } from '../../src/host/remote/configured-packs.ts';
 import { fixtureHost } from '../../src/fixture/fixture-host.ts';
 import { runOnHost } from '../../src/host/host.ts';
-import { clearMcpToolListCache } from '../../src/host/mcp/mcp-tool-list.ts';
+import { clearMcpToolListCache } from '../../src/host/remote/mcp/mcp-tool-list.ts';
 import { MAX_CHOICE_CHARS, MAX_CHOICES, MAX_QUESTION_CHARS } from '../../src/host/ask-limits.ts';
 import type { AskContext, Operator } from '../../src/host/operator.ts';
 import { parsePrompt } from '../../src/prompt/index.ts';

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DeploymentConfig } from '../../src/config/deployment-config.ts';
 import { parseDeploymentConfig } from '../../src/config/parse-config.ts';
-import { snapshotPacks, snapshotPacksToPacks, reportConfiguredPacks } from '../../src/host/configured-packs.ts';
+import { snapshotPacks, snapshotPacksToPacks, reportConfiguredPacks } from '../../src/host/remote/configured-packs.ts';
 import { fixtureHost } from '../../src/fixture/fixture-host.ts';
 import { runOnHost } from '../../src/host/host.ts';
-import { clearMcpToolListCache, readMcpToolList, toolList } from '../../src/host/mcp/mcp-tool-list.ts';
+import { clearMcpToolListCache, readMcpToolList, toolList } from '../../src/host/remote/mcp/mcp-tool-list.ts';
 import { ScriptedOperator, type AskContext, type Operator } from '../../src/host/operator.ts';
 import type { RunOutcome } from '../../src/engine/run.ts';
 import { parsePrompt } from '../../src/prompt/index.ts';

@@ -9,11 +9,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DeploymentConfig } from '../../src/config/deployment-config.ts';
 import { parseDeploymentConfig } from '../../src/config/parse-config.ts';
-import { reportConfiguredPacks, snapshotPacks, snapshotPacksToPacks } from '../../src/host/configured-packs.ts';
+import { reportConfiguredPacks, snapshotPacks, snapshotPacksToPacks } from '../../src/host/remote/configured-packs.ts';
 import { fixtureHost } from '../../src/fixture/fixture-host.ts';
 import { runOnHost } from '../../src/host/host.ts';
-import { MCP_TOOL_LIST_BYTES, MCP_TOOL_LIST_PAGES, MCP_TOOL_LIST_TOOLS, TOOL_LIST_BOUNDS } from '../../src/host/mcp/mcp-list-read.ts';
-import { clearMcpToolListCache, MCP_TOOL_LIST_FAILURE_TTL_MS, readMcpToolList } from '../../src/host/mcp/mcp-tool-list.ts';
+import { MCP_TOOL_LIST_BYTES, MCP_TOOL_LIST_PAGES, MCP_TOOL_LIST_TOOLS, TOOL_LIST_BOUNDS } from '../../src/host/remote/mcp/mcp-list-read.ts';
+import { clearMcpToolListCache, MCP_TOOL_LIST_FAILURE_TTL_MS, readMcpToolList } from '../../src/host/remote/mcp/mcp-tool-list.ts';
 import { parsePrompt } from '../../src/prompt/index.ts';
 import { newPlatform } from '../engine/helpers.ts';
 import { modeUrl, readsOf, startToolListMcpServer, type ToolListMcpServer, type ToolListMode } from '../support/tool-list-mcp.ts';

@@ -6,7 +6,7 @@
  * serve now and why not.
  */
 import { Hono } from 'hono';
-import { reportConfiguredPacks, type PackReport } from '../../host/configured-packs.ts';
+import { reportConfiguredPacks, type PackReport } from '../../host/remote/configured-packs.ts';
 import { servicesOf } from '../../host/harness.ts';
 import { OPERATOR_WINDOW_CLOSED } from '../../host/operator.ts';
 import type { Pack, ServiceDirectory } from '../../host/pack.ts';

@@ -14,7 +14,7 @@ import { deploymentConfig } from '../../../src/worker/deployment.ts';
 import { grabPack, w3Reply } from '../../../bench/workloads.ts';
 import { createApp } from '../../../src/worker/app.ts';
 import { textVars } from '../../../src/worker/env.ts';
-import { httpToolPack } from '../../../src/host/http-tool-pack.ts';
+import { httpToolPack } from '../../../src/host/remote/http/http-tool-pack.ts';
 import type { HttpSource, ConfiguredPack } from '../../../src/config/deployment-config.ts';
 import { DEPLOY_PACK, deployService } from './tool-service.ts';
 

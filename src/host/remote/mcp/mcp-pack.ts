@@ -14,11 +14,11 @@
  * Connections are kept for the run's next calls (connecting costs a handshake), one per
  * call at a time, and closed when idle or when the run ends (`dispose`).
  */
-import { resolveConfigValue, type ConfiguredPack, type McpSource } from '../../config/deployment-config.ts';
-import { resolveConfigUrl } from '../../config/config-urls.ts';
-import { pathText } from '../../config/yaml-shape.ts';
-import type { Pack, ToolContext, ToolManifest, ToolOutcome } from '../pack.ts';
-import { capOutput, outputCapExceeded, TOOL_OUTPUT_BYTES } from '../tool-output-cap.ts';
+import { resolveConfigValue, type ConfiguredPack, type McpSource } from '../../../config/deployment-config.ts';
+import { resolveConfigUrl } from '../../../config/config-urls.ts';
+import { pathText } from '../../../config/yaml-shape.ts';
+import type { Pack, ToolContext, ToolManifest, ToolOutcome } from '../../pack.ts';
+import { capOutput, outputCapExceeded, TOOL_OUTPUT_BYTES } from '../../tool-output-cap.ts';
 import { AnswerTooLarge, McpConnection, shortReason, type McpEndpoint } from './mcp-connection.ts';
 import { elicit } from './mcp-elicitation.ts';
 import { toolOutcome } from './mcp-output.ts';

@@ -13,8 +13,8 @@
  * not asked at all: the call fails saying why.
  */
 import type { ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { choicesProblem, questionProblem } from '../ask-limits.ts';
-import type { ToolContext } from '../pack.ts';
+import { choicesProblem, questionProblem } from '../../ask-limits.ts';
+import type { ToolContext } from '../../pack.ts';
 import type { Elicitation } from './mcp-connection.ts';
 
 /** The server's answer, or why the call cannot go on (an ask past the caps). */

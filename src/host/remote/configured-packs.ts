@@ -5,11 +5,11 @@
  * Pack's configuration, as its `PackSnapshot`s: a resume or a replay builds the same Packs
  * from them, whatever the server or the file says later. Also what `GET /packs` reports.
  */
-import type { ConfiguredPack, DeploymentConfig } from '../config/deployment-config.ts';
-import type { Prompt } from '../prompt/types.ts';
+import type { ConfiguredPack, DeploymentConfig } from '../../config/deployment-config.ts';
+import type { Prompt } from '../../prompt/types.ts';
 import { mcpEndpoint, mcpPack, mcpToolManifests, packIdOf, type ConfigVars, type ToolProgress } from './mcp/mcp-pack.ts';
 import { readMcpToolList, type McpToolList } from './mcp/mcp-tool-list.ts';
-import type { Pack, ToolContext } from './pack.ts';
+import type { Pack, ToolContext } from '../pack.ts';
 
 /** An MCP Pack as a run keeps it: its configuration as the file gave it (`${NAME}` unresolved) and its tool list. */
 export interface PackSnapshot {

@@ -8,9 +8,9 @@
  * the list was read moments ago, a briefer one spares a failing server being read again by
  * every request, and readers of the same server at the same moment share one read.
  */
-import { parsePackId } from '../../prompt/name-grammar.ts';
-import type { Json } from '../../json/json.ts';
-import { parameterSchemaProblem } from '../../json/parameter-schema-limits.ts';
+import { parsePackId } from '../../../prompt/name-grammar.ts';
+import type { Json } from '../../../json/json.ts';
+import { parameterSchemaProblem } from '../../../json/parameter-schema-limits.ts';
 import type { McpEndpoint } from './mcp-connection.ts';
 import { readToolPages, TOOL_LIST_BOUNDS, type ToolListBounds } from './mcp-list-read.ts';
 

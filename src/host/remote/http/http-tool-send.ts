@@ -7,10 +7,10 @@
  * An answer is read up to its bound (tool-output-cap.ts), and one past it is `oversized`.
  */
 import { Webhook } from 'standardwebhooks';
-import type { Json } from '../json/json.ts';
-import { boundedText } from './bounded-body.ts';
-import type { ToolResult } from './tool-calls.ts';
-import { answerBytesFor, TOOL_OUTPUT_BYTES } from './tool-output-cap.ts';
+import type { Json } from '../../../json/json.ts';
+import { boundedText } from '../bounded-body.ts';
+import type { ToolResult } from '../../tool-calls.ts';
+import { answerBytesFor, TOOL_OUTPUT_BYTES } from '../../tool-output-cap.ts';
 
 /** How often and how patiently a call is tried. */
 export interface RetryPolicy {

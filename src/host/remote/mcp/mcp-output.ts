@@ -5,8 +5,8 @@
  * with an `outputSchema`) its `structuredContent`; `isError: true` a tool failure whose
  * model-safe message is its text.
  */
-import type { Json } from '../../json/json.ts';
-import type { ToolOutcome } from '../pack.ts';
+import type { Json } from '../../../json/json.ts';
+import type { ToolOutcome } from '../../pack.ts';
 
 /** A content part as a server sends it (only the fields read here). */
 interface ContentPart {

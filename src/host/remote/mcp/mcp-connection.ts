@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema, type ElicitResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker-provider.js';
 import { boundedFetch } from '../bounded-body.ts';
-import { answerBytesFor, TOOL_OUTPUT_BYTES } from '../tool-output-cap.ts';
+import { answerBytesFor, TOOL_OUTPUT_BYTES } from '../../tool-output-cap.ts';
 
 /** Where a server is, with the `${NAME}` references of its configuration resolved. */
 export interface McpEndpoint {

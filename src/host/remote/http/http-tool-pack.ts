@@ -10,14 +10,14 @@
  * the result that came meanwhile (`done`), or sends again under the same call id only when
  * the first send never got an answer (`sending`).
  */
-import type { ConfiguredPack, HttpSource } from '../config/deployment-config.ts';
-import { resolveConfigValue } from '../config/deployment-config.ts';
-import { resolveConfigUrl } from '../config/config-urls.ts';
-import { pathText } from '../config/yaml-shape.ts';
+import type { ConfiguredPack, HttpSource } from '../../../config/deployment-config.ts';
+import { resolveConfigValue } from '../../../config/deployment-config.ts';
+import { resolveConfigUrl } from '../../../config/config-urls.ts';
+import { pathText } from '../../../config/yaml-shape.ts';
 import { DEFAULT_RETRY, sendCall, type RetryPolicy } from './http-tool-send.ts';
-import type { Pack, ToolContext, ToolManifest, ToolOutcome } from './pack.ts';
-import { callClosed, callIdOf, noResultWithin, type CallEnd, type ToolResult } from './tool-calls.ts';
-import { outputCapExceeded, TOOL_OUTPUT_BYTES } from './tool-output-cap.ts';
+import type { Pack, ToolContext, ToolManifest, ToolOutcome } from '../../pack.ts';
+import { callClosed, callIdOf, noResultWithin, type CallEnd, type ToolResult } from '../../tool-calls.ts';
+import { outputCapExceeded, TOOL_OUTPUT_BYTES } from '../../tool-output-cap.ts';
 
 /** What an HTTP tool Pack is built with beside its configuration. */
 export interface HttpToolPackOptions {

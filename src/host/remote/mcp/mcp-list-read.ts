@@ -16,7 +16,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ListToolsResultSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker-provider.js';
-import { formatBytes } from '../../engine/lua/run-memory.ts';
+import { formatBytes } from '../../../engine/lua/run-memory.ts';
 import { MCP_CONNECT_TIMEOUT_MS, shortReason, type McpEndpoint } from './mcp-connection.ts';
 
 /** The most pages of `tools/list` read for one list. */
