@@ -2,11 +2,18 @@
  * The Node test run (`vitest run`). The suites under test/worker/ run inside workerd
  * instead, with vitest.workers.config.ts (`npm run test:workers`); those under test/browser/
  * in chromium against the local server, with vitest.browser.config.ts (`npm run test:browser`).
+ *
+ * The timeouts are for a hang, not for a slow machine: `npm test` runs beside other suites on
+ * two cores, and must pass while another process keeps both busy, so a test that takes 1 s
+ * when the machine is idle may take 10 s then. A test that bounds the code it tests sets
+ * that bound itself, on that code.
  */
 import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     exclude: [...configDefaults.exclude, 'test/worker/**', 'test/browser/**'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
   },
 });

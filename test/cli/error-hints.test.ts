@@ -3,7 +3,7 @@
  * runvil.yaml), each naming what to do: the option, the variable or the file that fixes it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, luaPrompt, promptText, spawnCli, tempDir } from './helpers.ts';
+import { cli, cliIn, luaPrompt, promptText, tempDir } from './helpers.ts';
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 
@@ -75,13 +75,13 @@ describe('a search without a provider', () => {
 describe('an unknown Pack', () => {
   it('names runvil.yaml and --config when no configuration was read', async () => {
     // A directory with no runvil.yaml, as a new user's.
-    const result = await spawnCli(['run', 'stats.md'], dir.dir);
+    const result = await cliIn(dir.dir, ['run', 'stats.md']);
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('- stats is unavailable: acme/stats is not installed\n');
     expect(result.stderr).toContain('runvil.yaml');
     expect(result.stderr).toContain('--config FILE');
     expect(result.stderr).toContain('no runvil.yaml was read');
-  }, 30_000);
+  });
 
   it('names the file read when it does not configure the Pack', async () => {
     const result = await cli(['run', dir.path('stats.md'), '--config', dir.path('other.yaml')]);

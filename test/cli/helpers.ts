@@ -47,6 +47,21 @@ export async function cli(argv: string[], options: { env?: Record<string, string
   return { status, stdout, stderr };
 }
 
+/**
+ * Runs the command line in this process with `cwd` as the working directory (where it looks
+ * for ./runvil.yaml and resolves relative paths), restored after. Vitest's forks pool runs
+ * each file's tests one at a time in a process of its own, so changing directory is safe.
+ */
+export async function cliIn(cwd: string, argv: string[], options: { env?: Record<string, string>; terminal?: string[] } = {}): Promise<CliResult> {
+  const previous = process.cwd();
+  process.chdir(cwd);
+  try {
+    return await cli(argv, options);
+  } finally {
+    process.chdir(previous);
+  }
+}
+
 /** Spawns `node bin/runvil.mjs ...argv` in `cwd`, with standard input closed. */
 export function spawnCli(argv: string[], cwd: string, env: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((done) => {

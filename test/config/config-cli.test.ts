@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, luaPrompt, ROOT, spawnCli, tempDir } from '../cli/helpers.ts';
+import { cli, cliIn, luaPrompt, ROOT, tempDir } from '../cli/helpers.ts';
 
 const GOOD = `packs:
   everything/demo:
@@ -73,7 +73,7 @@ describe('runvil check runvil.yaml', () => {
 
 describe('runvil run and the configuration', () => {
   it('reads ./runvil.yaml when present, and refuses to run with a bad one (exit 2, file:line:column)', async () => {
-    const result = await spawnCli(['run', 'hello.md'], join(dir.dir, 'bad'));
+    const result = await cliIn(join(dir.dir, 'bad'), ['run', 'hello.md']);
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('runvil.yaml:2:3: `packs.demo`: a Pack is named vendor/name');
     expect(result.stderr).toContain('runvil.yaml:5:11: `packs["acme/deploy"].http` needs a `secret`');
@@ -95,7 +95,7 @@ describe('runvil run and the configuration', () => {
   it('runs a prompt with a good ./runvil.yaml', async () => {
     const script = dir.path('script.yaml');
     await import('node:fs/promises').then((fs) => fs.writeFile(script, 'model: []\n'));
-    const result = await spawnCli(['run', 'hello.md', '--script', script], dir.dir);
+    const result = await cliIn(dir.dir, ['run', 'hello.md', '--script', script]);
     expect(result).toMatchObject({ status: 0, stdout: 'hello\n' });
   });
 });

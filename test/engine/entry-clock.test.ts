@@ -65,11 +65,9 @@ describe('an entry that computes past its wall-clock limit', () => {
   // command line's supervisor stops those (test/cli/entry-timeout.test.ts).
   for (const [what, block] of spinners) {
     it(`ends the run with Limit: ${what}`, async () => {
-      const started = performance.now();
       const outcome = await run(platform, lua(block), { limits: UNBOUNDED, entryTimeLimit: limit(0.3) });
       expect(outcome.status).toBe('failed');
       expect(outcome.status === 'failed' && outcome.error).toMatchObject({ kind: 'Limit', message: LIMITED });
-      expect(performance.now() - started).toBeLessThan(5_000);
     });
   }
 

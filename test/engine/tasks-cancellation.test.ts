@@ -10,32 +10,32 @@ beforeAll(async () => {
   platform = await newPlatform();
 });
 
-/** Runs with a signal that aborts after `ms`, under a budget no loop here reaches; returns the outcome and its duration. */
-async function cancelledAfter(target: ReturnType<typeof lua>, ms: number): Promise<{ outcome: RunOutcome; ms: number }> {
+/**
+ * Runs with a signal that aborts after `ms`, under a budget no loop here reaches; returns the
+ * outcome. A run that did not hear its signal would loop until the test's timeout.
+ */
+async function cancelledAfter(target: ReturnType<typeof lua>, ms: number): Promise<{ outcome: RunOutcome }> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort('the operator stopped it'), ms);
-  const started = Date.now();
   const outcome = await run(platform, target, { signal: controller.signal, limits: { instructions: 1e12 } });
   clearTimeout(timer);
-  return { outcome, ms: Date.now() - started };
+  return { outcome };
 }
 
 describe('cancelling the whole run', () => {
   it('ends a run whose main chain loops forever as Cancelled soon after its signal aborts', async () => {
-    const { outcome, ms } = await cancelledAfter(lua('while true do end'), 50);
+    const { outcome } = await cancelledAfter(lua('while true do end'), 50);
     expect(outcome.status).toBe('failed');
     if (outcome.status === 'failed') expect(outcome.error).toEqual({ kind: 'Cancelled', message: 'the run was cancelled: the operator stopped it' });
-    expect(ms).toBeLessThan(3000);
   });
 
   it('ends a run whose task loops inside pcall as Cancelled, the task reported cancelled', async () => {
     const target = prompt(
       `# T\n\n## Main\n\n${block("return tasks.await(tasks.spawn('## Spin'))")}\n## Spin\n\n${block('while true do pcall(function() while true do end end) end')}`,
     );
-    const { outcome, ms } = await cancelledAfter(target, 50);
+    const { outcome } = await cancelledAfter(target, 50);
     expect(outcome.status).toBe('failed');
     if (outcome.status === 'failed') expect(outcome.error.kind).toBe('Cancelled');
-    expect(ms).toBeLessThan(3000);
     expect(outcome.events.filter((event) => event.task === '0.0').map((event) => event.type)).toEqual(['task_started', 'section_entered', 'task_cancelled']);
   });
 });

@@ -124,10 +124,9 @@ describe('the waits between attempts', () => {
   });
 
   it('end early when the round is cancelled', async () => {
+    // A sleep of an hour: only the abort can end it within the test's timeout.
     const controller = new AbortController();
-    const started = Date.now();
     setTimeout(() => controller.abort(), 20);
-    await abortableSleep(10_000, controller.signal);
-    expect(Date.now() - started).toBeLessThan(1_000);
+    await abortableSleep(3_600_000, controller.signal);
   });
 });
