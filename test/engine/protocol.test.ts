@@ -35,8 +35,8 @@ import {
   type RoundYield,
 } from '../../src/engine/entry/protocol.ts';
 import type { LuaScalar, LuaVm } from '../../src/engine/lua/vm.ts';
-import { LUA_SOURCES } from '../../src/engine/lua/runtime/sources.generated.ts';
 import { newPlatform } from './helpers.ts';
+import { fromPairs, runProtocolLua, snake, snakeKeys, toPairs } from './protocol-vm.ts';
 
 let vm: LuaVm;
 beforeAll(async () => {
@@ -44,46 +44,9 @@ beforeAll(async () => {
 });
 afterAll(() => vm.close());
 
-/**
- * Runs `body` in the VM with protocol.lua loaded as P and `args` as `...`; answers what it
- * returns. from_pairs and to_pairs carry a table's named fields as (name, value) values.
- */
-let chunks = 0;
 function lua(body: string, args: LuaScalar[] = []): LuaScalar[] {
-  const source = `local P = (function(...)\n${LUA_SOURCES.protocol}\nend)()
-local function from_pairs(...)
-  local t = {}
-  for i = 1, select('#', ...), 2 do local k, v = select(i, ...); t[k] = v end
-  return t
-end
-local function to_pairs(t)
-  local keys, out, n = {}, {}, 0
-  for k in pairs(t) do keys[#keys + 1] = k end
-  table.sort(keys)
-  for _, k in ipairs(keys) do out[n + 1], out[n + 2] = k, t[k]; n = n + 2 end
-  return table.unpack(out, 1, n)
-end
-${body}`;
-  return vm.runChunk({ name: `protocol-test-${chunks++}`, source }, args);
+  return runProtocolLua(vm, body, args);
 }
-
-/** A field name as the Lua side spells it. */
-const snake = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
-
-/** An object's fields as Lua (name, value) pairs, names in snake case. */
-function toPairs(object: object): LuaScalar[] {
-  return Object.entries(object).flatMap(([name, value]) => [snake(name), value as LuaScalar]);
-}
-
-/** An object from Lua (name, value) pairs, with the fields Lua holds as nil set to null. */
-function fromPairs(values: LuaScalar[], fields: readonly string[]): Record<string, LuaScalar> {
-  const object: Record<string, LuaScalar> = Object.fromEntries(fields.map((field) => [snake(field), null]));
-  for (let i = 0; i < values.length; i += 2) object[String(values[i])] = values[i + 1]!;
-  return object;
-}
-
-/** An object with its field names in snake case. */
-const snakeKeys = (object: object) => Object.fromEntries(Object.entries(object).map(([name, value]) => [snake(name), value]));
 
 const facts: EntryFacts = {
   kind: 'task',

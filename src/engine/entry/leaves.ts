@@ -3,13 +3,13 @@
  * function that returns a value and never calls back into Lua. They read and write the run's
  * state (var, replies, tasks, the catalog, events) for the entry they are bound to.
  */
-import { defineField, type Json } from '../../json/json.ts';
+import type { Json } from '../../json/json.ts';
 import { findSection } from '../../prompt/heading-ref.ts';
 import { parsePackId } from '../../prompt/name-grammar.ts';
 import type { LuaBlock } from '../../prompt/types.ts';
 import { formatSyntaxError, syntaxCandidates } from '../lua/syntax-place.ts';
 import type { HookVerdict, LeafReceiver, LuaLeaf, LuaScalar, LuaVm } from '../lua/vm.ts';
-import type { EventFields, EventPlace } from '../events.ts';
+import type { EventPlace } from '../events.ts';
 import type { RunContext } from '../run-context.ts';
 import { MAIN_CHAIN } from '../scheduler.ts';
 import { TASK_BUILTIN_TOOLS } from '../task-builtins.ts';
@@ -17,6 +17,7 @@ import { wrapUntrusted } from '../untrusted-envelope.ts';
 import type { DriverState, EntrySpec } from './entry-types.ts';
 import { answerNow, chainStopping, effectPlan } from './effect-plans.ts';
 import { encodeEntry } from './protocol.ts';
+import { decodeEventJson, decodeEventPairs, varPath, encodeCatalog, encodeVarKeys, encodeVarRead } from './protocol-leaves.ts';
 import { resolveRole } from './roles.ts';
 
 /**
@@ -119,12 +120,9 @@ class EntryLeaves implements LeafReceiver, Leaves {
 
   var_get(text: LuaScalar): LuaScalar[] {
     const value = this.run.vars.get(varPath(text));
-    if (value === undefined) return ['nil', null];
-    if (value === null) return ['null', null];
-    if (typeof value === 'object') return ['table', null];
     // Text that a tainted chain put below this key reaches the reader (a view, a number, does not).
     if (typeof value === 'string') this.run.taint.readVar(this.spec.chain, varPath(text));
-    return ['scalar', value];
+    return encodeVarRead(value);
   }
 
   var_set(text: LuaScalar, json: LuaScalar): LuaScalar {
@@ -154,7 +152,7 @@ class EntryLeaves implements LeafReceiver, Leaves {
   var_keys(text: LuaScalar): string {
     const at = varPath(text);
     this.run.taint.readVar(this.spec.chain, at);
-    return JSON.stringify(this.run.vars.keys(at));
+    return encodeVarKeys(this.run.vars.keys(at));
   }
 
   var_json(text: LuaScalar): LuaScalar {
@@ -221,20 +219,24 @@ class EntryLeaves implements LeafReceiver, Leaves {
   }
 
   event(type: LuaScalar, fields: LuaScalar, turn: LuaScalar): void {
-    this.run.events.emit(String(type), this.place(turn), JSON.parse(String(fields)) as Record<string, Json>);
+    this.run.events.emit(String(type), this.place(turn), decodeEventJson(String(fields)));
   }
 
-  // An event whose fields are plain values, as name, value, name, value...; the fields in
-  // name order, as the runtime's JSON encoder would have written them.
+  /** An event whose fields are plain values, as (name, value) pairs. */
   event_fields(type: LuaScalar, turn: LuaScalar, ...pairs: LuaScalar[]): void {
-    const order = Array.from({ length: pairs.length / 2 }, (_, k) => 2 * k).sort((a, b) => (String(pairs[a]) < String(pairs[b]) ? -1 : 1));
-    const fields: EventFields = {};
-    for (const at of order) defineField(fields, String(pairs[at]), pairs[at + 1] as Json);
-    this.run.events.emit(String(type), this.place(turn), fields);
+    this.run.events.emit(String(type), this.place(turn), decodeEventPairs(pairs));
   }
 
+  /** The catalog for tools.lua (no id), or one tool's parameters as JSON (a task built-in's whole entry, by `builtin:` and its name). */
   catalog(id: LuaScalar): LuaScalar | LuaScalar[] {
-    return catalogLeaf(this.run, id);
+    const { catalog } = this.run;
+    if (id === null) return encodeCatalog(catalog);
+    const key = String(id);
+    if (key.startsWith('builtin:')) {
+      const builtin = TASK_BUILTIN_TOOLS.find((tool) => tool.name === key.slice('builtin:'.length))!;
+      return JSON.stringify(builtin);
+    }
+    return JSON.stringify(catalog.tools.find((tool) => tool.id === key)?.parameters ?? null);
   }
 
   pack_id_problem(text: LuaScalar): LuaScalar {
@@ -310,12 +312,6 @@ class EntryLeaves implements LeafReceiver, Leaves {
 /** The leaves' methods in LEAF_NAMES order: what each leaf index calls. */
 const LEAF_METHODS: readonly LuaLeaf[] = LEAF_NAMES.map((name) => EntryLeaves.prototype[name] as LuaLeaf);
 
-/** A var path as the runtime sends it: JSON of its keys (the root's, an empty Lua table, as {}). */
-function varPath(text: LuaScalar): (string | number)[] {
-  const parsed = JSON.parse(String(text)) as (string | number)[] | Record<string, never>;
-  return Array.isArray(parsed) ? parsed : [];
-}
-
 const UTF8 = new TextEncoder();
 
 function utf8Length(text: string): number {
@@ -325,25 +321,4 @@ function utf8Length(text: string): number {
 function chunkName(file: string): string {
   const base = file.split(/[\\/]/).pop() ?? file;
   return base.length > 50 ? base.slice(-50) : base;
-}
-
-/** The catalog as tools.lua reads it: the whole of it as plain values, or one tool's parameters as JSON. */
-function catalogLeaf(run: RunContext, id: LuaScalar): LuaScalar | LuaScalar[] {
-  if (id === null) {
-    // Plain values, each list as its length and then its items' fields (tools.lua reads them).
-    const { packs, unavailable, tools } = run.catalog;
-    const values: LuaScalar[] = [packs.length];
-    for (const pack of packs) values.push(pack.id, pack.declared);
-    values.push(unavailable.length);
-    for (const entry of unavailable) values.push(entry.id, entry.reason);
-    values.push(tools.length);
-    for (const tool of tools) values.push(tool.id, tool.description, tool.pack, tool.wire, tool.output, tool.trusted);
-    return values;
-  }
-  const key = String(id);
-  if (key.startsWith('builtin:')) {
-    const builtin = TASK_BUILTIN_TOOLS.find((tool) => tool.name === key.slice('builtin:'.length))!;
-    return JSON.stringify(builtin);
-  }
-  return JSON.stringify(run.catalog.tools.find((tool) => tool.id === key)?.parameters ?? null);
 }

@@ -1,9 +1,11 @@
 /**
  * The protocol between the section driver and the Lua runtime: the layouts of the plain
  * values that cross the boundary. Only scalars cross, in a fixed order (a table would cost
- * a JSON text or a walk on every crossing); this module alone knows the orders on the
- * TypeScript side, as src/engine/lua/runtime/protocol.lua alone does on the Lua side, and
- * test/engine/protocol.test.ts runs both against each other.
+ * a JSON text or a walk on every crossing); the protocol modules alone know the orders on
+ * the TypeScript side, as src/engine/lua/runtime/protocol.lua alone does on the Lua side, and
+ * test/engine/protocol*.test.ts run both against each other. This one holds what the thread
+ * yields and is answered; protocol-leaves.ts what the leaves answer and take (the catalog, a
+ * var read, an event's fields).
  *
  * - The entry (the leaf `entry`, read by main.lua's `__rv_bind`): ENTRY_FIELDS, in order.
  * - An effect, yielded as ('effect', op, payload JSON); a model round as ('effect',

@@ -206,18 +206,8 @@ end
 function R.event(event_type, fields, turn)
   turn = turn or R.round or 0
   fields = fields or {}
-  -- Fields that are all strings, booleans and finite numbers cross as they are: encoding
-  -- JSON in Lua costs several microseconds even for one field. Anything else is encoded.
-  local flat, n = {}, 0
-  for k, v in next, fields do
-    local t = type(v)
-    if type(k) ~= 'string' or not (t == 'string' or t == 'boolean' or (t == 'number' and v == v and v ~= math.huge and v ~= -math.huge)) then
-      flat = nil
-      break
-    end
-    flat[n + 1], flat[n + 2] = k, v
-    n = n + 2
-  end
+  -- Plain fields cross as (name, value) pairs; anything else as JSON (protocol.lua's event_pairs).
+  local flat, n = P.event_pairs(fields)
   if flat then return leaves.event_fields(event_type, turn, table.unpack(flat, 1, n)) end
   local text = R.json.try_encode(fields) or '{}'
   leaves.event(event_type, text, turn)

@@ -18,7 +18,14 @@
 -- - The entry's end, as __rv_main returns it: 'return', text; 'fall'; 'error', kind,
 --   message, traceback; 'stop' (end_return ...).
 -- - Any failure: false, the error's Lua kind, its message.
-local select, table_unpack = select, table.unpack
+--
+-- And what the leaves answer and take (src/engine/entry/protocol-leaves.ts on the TypeScript
+-- side; test/engine/protocol-leaves.test.ts):
+-- - The catalog (the leaf `catalog` with no id): each list as its length, then its items'
+--   fields in order (decode_catalog).
+-- - A var read (the leaf `var_get`): a tag (VAR_TAGS), then the value for a scalar.
+-- - An event's fields: (name, value) pairs when all are plain (event_pairs), else JSON text.
+local select, table_unpack, type, next, math_huge = select, table.unpack, type, next, math.huge
 local P = {}
 
 -- The entry -------------------------------------------------------------------------------
@@ -195,6 +202,90 @@ end
 --- The run's stop reached the entry (the driver reads why from the run).
 function P.end_stop()
   return 'stop'
+end
+
+-- The catalog -----------------------------------------------------------------------------
+
+--- The fields of the catalog's Packs, unavailable Packs and tools, in the order they cross
+--- (CATALOG_PACK_FIELDS ... in protocol-leaves.ts). A tool's wire is nil for a tool the run
+--- left out of its offering.
+P.CATALOG_PACK_FIELDS = { 'id', 'declared' }
+P.CATALOG_UNAVAILABLE_FIELDS = { 'id', 'reason' }
+P.CATALOG_TOOL_FIELDS = { 'id', 'description', 'pack', 'wire', 'output', 'trusted' }
+
+--- The catalog's lists by name, from the leaf `catalog`'s values packed (table.pack): each
+--- list's items as tables of their fields.
+function P.decode_catalog(v)
+  local at = 1
+  local catalog = { packs = {}, unavailable = {}, tools = {} }
+  for k = 1, v[at] do
+    catalog.packs[k] = { id = v[at + 1], declared = v[at + 2] }
+    at = at + 2
+  end
+  at = at + 1
+  for k = 1, v[at] do
+    catalog.unavailable[k] = { id = v[at + 1], reason = v[at + 2] }
+    at = at + 2
+  end
+  at = at + 1
+  for k = 1, v[at] do
+    catalog.tools[k] = { id = v[at + 1], description = v[at + 2], pack = v[at + 3], wire = v[at + 4], output = v[at + 5], trusted = v[at + 6] }
+    at = at + 6
+  end
+  return catalog
+end
+
+--- The catalog's values (the driver's side: for the round-trip test).
+function P.encode_catalog(catalog)
+  local v, n = {}, 0
+  local function put(...)
+    for i = 1, select('#', ...) do v[n + i] = (select(i, ...)) end
+    n = n + select('#', ...)
+  end
+  put(#catalog.packs)
+  for _, p in ipairs(catalog.packs) do put(p.id, p.declared) end
+  put(#catalog.unavailable)
+  for _, u in ipairs(catalog.unavailable) do put(u.id, u.reason) end
+  put(#catalog.tools)
+  for _, t in ipairs(catalog.tools) do put(t.id, t.description, t.pack, t.wire, t.output, t.trusted) end
+  return table_unpack(v, 1, n)
+end
+
+-- Var reads -------------------------------------------------------------------------------
+
+--- The tags the leaf `var_get` answers (VAR_TAGS in protocol-leaves.ts): nothing at the path,
+--- JSON null, a table (read through a view, key by key), a scalar (its value follows).
+P.VAR_TAGS = { absent = 'nil', null = 'null', table = 'table', scalar = 'scalar' }
+local var_kinds = {}
+for kind, tag in next, P.VAR_TAGS do var_kinds[tag] = kind end
+
+--- A var read by kind (absent, null, table or scalar) and, for a scalar, its value.
+function P.decode_var_read(tag, value)
+  return var_kinds[tag], value
+end
+
+--- The values of a var read (the driver's side: for the round-trip test).
+function P.encode_var_read(kind, value)
+  if kind == 'scalar' then return P.VAR_TAGS[kind], value end
+  return P.VAR_TAGS[kind], nil
+end
+
+-- Events ----------------------------------------------------------------------------------
+
+--- An event's fields as (name, value) pairs in a list, and the list's length, when every field
+--- is a string, a boolean or a finite number; nil otherwise (the fields then cross as JSON).
+--- Encoding JSON in Lua costs several microseconds even for one field.
+function P.event_pairs(fields)
+  local flat, n = {}, 0
+  for k, v in next, fields do
+    local t = type(v)
+    if type(k) ~= 'string' or not (t == 'string' or t == 'boolean' or (t == 'number' and v == v and v ~= math_huge and v ~= -math_huge)) then
+      return nil
+    end
+    flat[n + 1], flat[n + 2] = k, v
+    n = n + 2
+  end
+  return flat, n
 end
 
 return P

@@ -10,6 +10,9 @@ local M = {}
 
 -- var -----------------------------------------------------------------------------------
 
+-- What the leaf var_get answers first (protocol.lua's VAR_TAGS).
+local VAR_TABLE, VAR_NULL = R.protocol.VAR_TAGS.table, R.protocol.VAR_TAGS.null
+
 local function key_text(k)
   if type(k) == 'string' then return k end
   if math_type(k) == 'integer' then return string_format('%d', k) end
@@ -50,8 +53,8 @@ local function view(path, read_only, cache)
     if type(k) ~= 'string' and math_type(k) ~= 'integer' then return nil end
     local child = extend(path, k)
     local tag, value = L.var_get(path_json(child))
-    if tag == 'table' then return view(child, read_only, cache) end
-    if tag == 'null' then return R.null end
+    if tag == VAR_TABLE then return view(child, read_only, cache) end
+    if tag == VAR_NULL then return R.null end
     return value
   end
   mt.__newindex = function(_, k, v)

@@ -62,25 +62,8 @@ local PackMT = {
 local function load_catalog()
   if catalog then return catalog end
   -- The leaf answers plain values, not JSON: decoding JSON in Lua costs more than the rest of
-  -- this function. Each list comes as its length, then its items' fields in order.
-  local v = table.pack(L.catalog())
-  local at = 1
-  catalog = { packs = {}, unavailable = {}, tools = {} }
-  for k = 1, v[at] do
-    catalog.packs[k] = { id = v[at + 1], declared = v[at + 2] }
-    at = at + 2
-  end
-  at = at + 1
-  for k = 1, v[at] do
-    catalog.unavailable[k] = { id = v[at + 1], reason = v[at + 2] }
-    at = at + 2
-  end
-  at = at + 1
-  for k = 1, v[at] do
-    -- wire is nil for a tool the run left out of its offering.
-    catalog.tools[k] = { id = v[at + 1], description = v[at + 2], pack = v[at + 3], wire = v[at + 4], output = v[at + 5], trusted = v[at + 6] }
-    at = at + 6
-  end
+  -- this function. A tool's wire is nil for a tool the run left out of its offering.
+  catalog = R.protocol.decode_catalog(table.pack(L.catalog()))
   catalog.by_id, catalog.by_wire, catalog.unavailable_by_id, catalog.packs_by_id = {}, {}, {}, {}
   catalog.offering = {}
   for _, t in ipairs(catalog.tools) do
