@@ -34,6 +34,7 @@ import {
   type ReplyCall,
   type RoundYield,
 } from '../../src/engine/entry/protocol.ts';
+import { assistantRecordText, toolRecordText } from '../../src/engine/entry/protocol-records.ts';
 import type { LuaScalar, LuaVm } from '../../src/engine/lua/vm.ts';
 import { newPlatform } from './helpers.ts';
 import { fromPairs, runProtocolLua, snake, snakeKeys, toPairs } from './protocol-vm.ts';
@@ -210,9 +211,9 @@ describe("a model round's answer", () => {
       { id: 'call "2"', name: 'web_fetch', argumentsJson: '{"__proto__":{"polluted":true},"headers":{"a":"1"},"url":"https://e.x/?q=\\"é\\"\\n"}' },
     ];
     const texts = ['out "1"\n\u0001', '<untrusted>é</untrusted>'];
-    // As the driver writes them (model-rounds.ts's assistantRecord, tool-batches.ts's finishBatch).
-    const assistant = `{"content":"thinking","role":"assistant","tool_calls":[${madeCalls.map((c) => `{"arguments":${c.argumentsJson},"id":${JSON.stringify(c.id)},"name":${JSON.stringify(c.name)}}`).join(',')}]}`;
-    const toolRecords = madeCalls.map((c, k) => `{"content":${JSON.stringify(texts[k])},"role":"tool","tool_call_id":${JSON.stringify(c.id)}}`);
+    // As the driver writes them (protocol-records.ts).
+    const assistant = assistantRecordText('thinking', madeCalls);
+    const toolRecords = madeCalls.map((c, k) => toolRecordText(texts[k]!, c.id));
     const values = encodeReply('thinking', madeCalls, assistant);
     values.push(...encodeBatchAnswers(madeCalls.map((_, k) => ({ ok: true, text: texts[k]!, record: toolRecords[k]! }))));
     const made = fusedRecordsOf(values);

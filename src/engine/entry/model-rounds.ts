@@ -8,10 +8,11 @@ import { Conversation } from '../conversation.ts';
 import type { EffectAnswer, EffectRequest } from '../effects.ts';
 import type { EventFields } from '../events.ts';
 import type { LuaScalar } from '../lua/vm.ts';
-import { checkReply, type CheckedReply } from '../model-reply.ts';
+import { checkReply } from '../model-reply.ts';
 import type { RunContext } from '../run-context.ts';
 import type { EntrySpec, EntryState } from './entry-types.ts';
 import { decodeRound, encodeReply, failure, replyCall, replyCallCount, ROUND_TEXTS_AT, type BatchCall, type FusedRecords } from './protocol.ts';
+import { assistantRecordText, contextWindowOf } from './protocol-records.ts';
 
 /** A model round ready to send: its request, and how its answer goes back to Lua. */
 export interface PreparedRound {
@@ -135,9 +136,8 @@ class RoundRequest {
  * refused before it is sent (the loop then compacts and retries once).
  */
 function precheck(conversation: Conversation, head: string, tools: string, role: string, system: string): string | null {
-  if (!head.includes('"context_window"')) return null;
-  const window = (JSON.parse(head) as { config?: { context_window?: number } }).config?.context_window;
-  if (typeof window !== 'number') return null;
+  const window = contextWindowOf(head);
+  if (window === null) return null;
   const needed = conversation.estimateTokens(tools, system);
   if (needed <= window) return null;
   return `the round needs about ${needed} tokens, more than the context window of ${window} that role "${role}" declares`;
@@ -181,15 +181,7 @@ export function answerRound(
       }),
     }));
   }
-  return encodeReply(checked.content, calls, assistantRecord(checked));
-}
-
-/** The JSON text of a reply's assistant record, keys sorted as the Lua encoder sorts them. */
-function assistantRecord(reply: CheckedReply): string {
-  const content = `{"content":${JSON.stringify(reply.content)},"role":"assistant"`;
-  if (reply.tool_calls.length === 0) return `${content}}`;
-  const calls = reply.tool_calls.map((call) => `{"arguments":${call.arguments_json},"id":${JSON.stringify(call.id)},"name":${JSON.stringify(call.name)}}`);
-  return `${content},"tool_calls":[${calls.join(',')}]}`;
+  return encodeReply(checked.content, calls, assistantRecordText(checked.content, calls));
 }
 
 function addUsage(run: RunContext, usage: Json): void {

@@ -5,7 +5,7 @@
  * the TypeScript side, as src/engine/lua/runtime/protocol.lua alone does on the Lua side, and
  * test/engine/protocol*.test.ts run both against each other. This one holds what the thread
  * yields and is answered; protocol-leaves.ts what the leaves answer and take (the catalog, a
- * var read, an event's fields).
+ * var read, an event's fields); protocol-records.ts the conversation records the driver makes.
  *
  * - The entry (the leaf `entry`, read by main.lua's `__rv_bind`): ENTRY_FIELDS, in order.
  * - An effect, yielded as ('effect', op, payload JSON); a model round as ('effect',
@@ -21,6 +21,7 @@
  */
 import type { Json } from '../../json/json.ts';
 import type { LuaScalar } from '../lua/vm.ts';
+import { assistantRecordValue, toolRecordValue } from './protocol-records.ts';
 
 /** What `__rv_bind` learns of its entry: how it was entered, its arguments, the run's facts. */
 export interface EntryFacts {
@@ -189,17 +190,15 @@ export function fusedRecordsOf(values: readonly LuaScalar[]): FusedRecords {
   const count = replyCallCount(values);
   const at = 3 + 3 * count;
   const texts = [String(values[at])];
-  const toolCalls: Json[] = [];
+  const calls: { id: string; name: string; arguments: Json }[] = [];
   const toolRecords: Json[] = [];
   for (let k = 1; k <= count; k++) {
     texts.push(String(values[at + 3 * k]));
     const call = replyCall(values, k - 1);
-    toolCalls.push({ arguments: JSON.parse(call.argumentsJson) as Json, id: call.id, name: call.name });
-    toolRecords.push({ content: String(values[at + 3 * k - 1]), role: 'tool', tool_call_id: call.id });
+    calls.push({ id: call.id, name: call.name, arguments: JSON.parse(call.argumentsJson) as Json });
+    toolRecords.push(toolRecordValue(String(values[at + 3 * k - 1]), call.id));
   }
-  const assistant: Json =
-    count === 0 ? { content: String(values[1]), role: 'assistant' } : { content: String(values[1]), role: 'assistant', tool_calls: toolCalls };
-  return { texts, values: [assistant, ...toolRecords] };
+  return { texts, values: [assistantRecordValue(String(values[1]), calls), ...toolRecords] };
 }
 
 /** Who made a tool call. */

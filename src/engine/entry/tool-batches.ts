@@ -9,6 +9,7 @@ import { wrapUntrusted } from '../untrusted-envelope.ts';
 import type { LuaScalar } from '../lua/vm.ts';
 import type { EntrySpec } from './entry-types.ts';
 import { encodeBatchAnswers, type BatchAnswer, type BatchCall } from './protocol.ts';
+import { toolRecordText } from './protocol-records.ts';
 
 /** The effect request of one tool call, as the journal keeps it. */
 export function toolRequest(run: RunContext, spec: EntrySpec, call: BatchCall): EffectRequest {
@@ -40,7 +41,7 @@ export function finishBatch(run: RunContext, spec: EntrySpec, calls: BatchCall[]
     batchAnswers.push({
       ok: answer.ok,
       text,
-      record: call.caller === 'model' ? `{"content":${JSON.stringify(text)},"role":"tool","tool_call_id":${JSON.stringify(call.callId)}}` : null,
+      record: call.caller === 'model' ? toolRecordText(text, call.callId) : null,
     });
     if (call.caller !== 'model') return;
     const place = { section: spec.section.name, task: spec.chain, turn: call.turn };

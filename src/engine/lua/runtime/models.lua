@@ -76,14 +76,14 @@ local function model_round(role, config_json, question, rendered)
   R.round = R.round + 1
   local turn = R.round
   if role ~= head_role or config_json ~= head_config then
-    head_role, head_config, head_start = role, config_json, '{"config":' .. config_json .. ',"role":' .. quote(role) .. ',"turn":'
+    head_role, head_config, head_start = role, config_json, protocol.round_head_start(config_json, quote(role))
   end
   round.head, round.role, round.turn, round.tool_map, round.fuse, round.one_off, round.fused_records =
-    head_start .. turn .. '}', role, turn, nil, false, false, false
+    protocol.round_head(head_start, turn), role, turn, nil, false, false, false
   local texts, n
   if question then
     round.tools, round.one_off, round.from, round.count = 'null', true, 1, 1
-    texts, n = { '{"content":' .. quote(question) .. ',"role":"user"}' }, 1
+    texts, n = { protocol.user_record(quote(question)) }, 1
   else
     local from, changed, count, fused_records = conversation.changes()
     local map = nil

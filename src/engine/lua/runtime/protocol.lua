@@ -1,13 +1,14 @@
 -- The protocol between the Lua runtime and the section driver: the layouts of the plain
 -- values that cross between them, which this module alone knows on the Lua side (as
--- src/engine/entry/protocol.ts alone does on the TypeScript side; test/engine/protocol.test.ts
--- runs both and pins them together). Only scalars cross, in a fixed order: a table would
+-- src/engine/entry/protocol.ts, protocol-leaves.ts and protocol-records.ts alone do on the
+-- TypeScript side; test/engine/protocol*.test.ts run both and pin them together). Only scalars cross, in a fixed order: a table would
 -- cost a JSON text or a walk on every crossing, and a tool round crosses several times. So
 -- each layout is written and read here by name, and the rest of the runtime sees named fields.
 --
 -- - The entry: the leaf `entry` answers ENTRY_FIELDS in order (decode_entry).
 -- - An effect: ('effect', op, payload JSON) (encode_effect); a model round: ('effect',
---   'model.round', ROUND_FIELDS..., then the changed records' texts) (encode_round).
+--   'model.round', ROUND_FIELDS..., then the changed records' texts) (encode_round), its
+--   head (round_head) and a one-off round's record (user_record) as JSON texts.
 -- - A tool-call batch: ('batch', n, then BATCH_CALL_FIELDS per call) (encode_batch).
 -- - A round's answer: true, content, n calls, (id, name, arguments JSON) per call, then for a
 --   loop round the assistant record's JSON, and for a fused round each call's batch answer
@@ -76,6 +77,21 @@ function P.encode_round(round, texts, n)
   if round.fused_records then n = 0 end
   return 'effect', 'model.round', round.head, round.role, round.turn, round.tools, round.tool_map, round.fuse,
     round.one_off, round.from, round.count, round.fused_records, table_unpack(texts, 1, n)
+end
+
+--- A round's head, the JSON text of its role's config, its role and its turn (keys sorted,
+--- as json.lua writes them), made of its start, which stays the same while the role and
+--- config do, and the turn: round_head(round_head_start(config_json, role_json), turn).
+function P.round_head_start(config_json, role_json)
+  return '{"config":' .. config_json .. ',"role":' .. role_json .. ',"turn":'
+end
+function P.round_head(start, turn)
+  return start .. turn .. '}'
+end
+
+--- The JSON text of a one-off round's user record, from its content's JSON text.
+function P.user_record(content_json)
+  return '{"content":' .. content_json .. ',"role":"user"}'
 end
 
 --- A model round's fields and texts by name, from the values after 'effect' (the driver's
