@@ -1,10 +1,11 @@
 /**
- * An MCP server's elicitation as asks, against a server that sends whatever elicitation a
- * test gives it and answers what came back: a field with choices gets back one of its own
+ * An MCP server's elicitation as asks, against a server in the test's process (over the SDK's
+ * in-memory transport: what is under test is the protocol, not HTTP) that sends whatever
+ * elicitation a test gives it and answers what came back: a field with choices gets back one of its own
  * choices or nothing (declined), whatever the operator's answer says; an elicitation past an
  * ask's caps is never asked, and the call fails saying why.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseDeploymentConfig } from '../../src/config/parse-config.ts';
 import { snapshotPacks, snapshotPacksToPacks } from '../../src/host/remote/configured-packs.ts';
 import { fixtureHost } from '../../src/fixture/fixture-host.ts';
@@ -14,15 +15,13 @@ import { MAX_CHOICE_CHARS, MAX_CHOICES, MAX_QUESTION_CHARS } from '../../src/hos
 import type { AskContext, Operator } from '../../src/host/operator.ts';
 import { parsePrompt } from '../../src/prompt/index.ts';
 import { newPlatform as nodePlatform } from '../engine/helpers.ts';
-import { startElicitingMcpServer } from '../support/eliciting-mcp.ts';
-import type { McpServer } from '../support/mcp-server.ts';
+import { elicitingServer } from '../support/eliciting-mcp.ts';
+import { MemoryMcpServers } from '../support/memory-mcp.ts';
 
-let server: McpServer;
+const servers = new MemoryMcpServers();
+const url = servers.add('http://eliciting.test/mcp', elicitingServer);
 
-beforeAll(async () => {
-  server = await startElicitingMcpServer();
-}, 30_000);
-afterAll(() => server?.stop());
+afterAll(() => servers.close());
 beforeEach(() => clearMcpToolListCache());
 
 /** What one elicitation came to: the reply the server got (or the call's failure), and the asks made. */
@@ -30,14 +29,14 @@ async function elicitation(
   args: { message?: string; repeat?: number; schema: object },
   answers: string[],
 ): Promise<{ reply: any; failure: string | null; asked: AskContext[] }> {
-  const parsedConfig = parseDeploymentConfig(`packs:\n  acme/form:\n    mcp: { url: "${server.url}" }\n    trusted: true\n`);
+  const parsedConfig = parseDeploymentConfig(`packs:\n  acme/form:\n    mcp: { url: "${url}" }\n    trusted: true\n`);
   if (!parsedConfig.ok) throw new Error(JSON.stringify(parsedConfig.problems));
   const lua = `local ok, out = pcall(tools.call, 'form/elicit', json.decode(${JSON.stringify(JSON.stringify({ ...args, schema: JSON.stringify(args.schema) }))}))
 return (ok and 'ok:' or 'failed:') .. tostring(out)`;
   const text = `---\nname: form\ndescription: Elicits.\nrunvil: 0\nuses: [acme/form]\n---\n\n# Form\n\n## Go\n\n\`\`\`lua\n${lua}\n\`\`\`\n`;
   const parsed = parsePrompt(text, 'form.md');
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
-  const snapshots = await snapshotPacks(parsedConfig.config, parsed.prompt, {});
+  const snapshots = await snapshotPacks(parsedConfig.config, parsed.prompt, {}, [], servers.transport);
   const asked: AskContext[] = [];
   const queue = [...answers];
   // An operator that answers whatever it is given: the checks under test are the Pack's own.
@@ -51,7 +50,7 @@ return (ok and 'ok:' or 'failed:') .. tostring(out)`;
   const base = fixtureHost({}, [], []);
   const outcome = await runOnHost(
     await nodePlatform(),
-    { ...base, operator, packs: [...base.packs, ...snapshotPacksToPacks(snapshots, {})] },
+    { ...base, operator, packs: [...base.packs, ...snapshotPacksToPacks(snapshots, {}, undefined, servers.transport)] },
     { prompt: parsed.prompt },
   );
   if (outcome.status !== 'completed') throw new Error(JSON.stringify(outcome));

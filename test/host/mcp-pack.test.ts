@@ -1,4 +1,10 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+/**
+ * An MCP server as a Pack, against the MCP reference server (@modelcontextprotocol/server-everything)
+ * in the test's process, over the SDK's in-memory transport: what is under test is what a run
+ * does with the protocol. An address nothing listens on goes over real HTTP; the HTTP boundary
+ * itself is attacked in hostile-tool-outputs.test.ts and mcp-tool-list-bounds.test.ts.
+ */
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DeploymentConfig } from '../../src/config/deployment-config.ts';
 import { parseDeploymentConfig } from '../../src/config/parse-config.ts';
 import { snapshotPacks, snapshotPacksToPacks, reportConfiguredPacks } from '../../src/host/remote/configured-packs.ts';
@@ -10,14 +16,19 @@ import type { RunOutcome } from '../../src/engine/run.ts';
 import { parsePrompt } from '../../src/prompt/index.ts';
 import type { ScriptedReply } from '../../src/models/scripted.ts';
 import { newPlatform as nodePlatform } from '../engine/helpers.ts';
-import { freePort, startEverythingServer, type McpServer } from '../support/mcp-server.ts';
+import { everythingServer, MemoryMcpServers } from '../support/memory-mcp.ts';
+import { freePort } from '../support/server-process.ts';
 
-let server: McpServer;
+const servers = new MemoryMcpServers();
+const server = { url: servers.add('http://everything.test/mcp', everythingServer) };
+/** Another reference server, of one test's own (which stops it). */
+let owned = 0;
+function ownServer(): { url: string; stop(): Promise<void> } {
+  const url = servers.add(`http://everything-${++owned}.test/mcp`, everythingServer);
+  return { url, stop: () => servers.stop(url) };
+}
 
-beforeAll(async () => {
-  server = await startEverythingServer();
-}, 30_000);
-afterAll(() => server?.stop());
+afterAll(() => servers.close());
 beforeEach(() => clearMcpToolListCache());
 
 function config(text: string): DeploymentConfig {
@@ -48,13 +59,18 @@ async function run(
   const parsed = prompt(lua, options.uses);
   const cfg = options.config ?? demoConfig(server.url);
   const vars = options.vars ?? {};
-  const snapshots = await snapshotPacks(cfg, parsed.prompt, vars);
+  const snapshots = await snapshotPacks(cfg, parsed.prompt, vars, [], servers.transport);
   const progress: unknown[] = [];
   const asked: AskContext[] = [];
   const scripted = new ScriptedOperator(options.answers ?? []);
   const operator: Operator = { ask: (context) => (asked.push(context), scripted.ask()) };
   const base = fixtureHost({}, [], options.model ?? []);
-  const packs = snapshotPacksToPacks(snapshots, vars, (tool, context, step) => progress.push({ tool, task: context.effect?.chain, ...step }));
+  const packs = snapshotPacksToPacks(
+    snapshots,
+    vars,
+    (tool, context, step) => progress.push({ tool, task: context.effect?.chain, ...step }),
+    servers.transport,
+  );
   const outcome = await runOnHost(await nodePlatform(), { ...base, operator, packs: [...base.packs, ...packs] }, { prompt: parsed.prompt });
   return { outcome, progress, asked };
 }
@@ -198,15 +214,15 @@ describe('an MCP server as a Pack', () => {
   });
 
   it('fails a call with the message when the server goes away during the run', async () => {
-    const own = await startEverythingServer();
+    const own = ownServer();
     const parsed = prompt(`
       local first = tools.call('demo/echo', { message = 'before' })
       local ok, err = pcall(tools.call, 'demo/echo', { message = 'after' })
       return tostring(ok) .. '|' .. tostring(err)`);
     const cfg = demoConfig(own.url);
-    const snapshots = await snapshotPacks(cfg, parsed.prompt, {});
+    const snapshots = await snapshotPacks(cfg, parsed.prompt, {}, [], servers.transport);
     const base = fixtureHost({}, [], []);
-    const packs = snapshotPacksToPacks(snapshots, {});
+    const packs = snapshotPacksToPacks(snapshots, {}, undefined, servers.transport);
     // The first call goes through; then the server stops before the second.
     const echo = packs[0]!;
     const original = echo.call.bind(echo);
@@ -221,12 +237,12 @@ describe('an MCP server as a Pack', () => {
   });
 
   it('keeps the tool list it read: a run built from the snapshot needs no tools/list again', async () => {
-    const own = await startEverythingServer();
+    const own = ownServer();
     const parsed = prompt(`return tools.call('demo/echo', { message = 'kept' })`);
-    const snapshots = await snapshotPacks(demoConfig(own.url), parsed.prompt, {});
+    const snapshots = await snapshotPacks(demoConfig(own.url), parsed.prompt, {}, [], servers.transport);
     await own.stop();
     // The server is gone: the Packs from the snapshot still offer the tools it listed then.
-    const packs = snapshotPacksToPacks(JSON.parse(JSON.stringify(snapshots)), {});
+    const packs = snapshotPacksToPacks(JSON.parse(JSON.stringify(snapshots)), {}, undefined, servers.transport);
     expect(packs[0]!.manifest.tools.map((tool) => tool.id)).toContain('demo/echo');
     expect(packs[0]!.unavailableReason!({ get: () => undefined })).toBeNull();
   });
@@ -254,13 +270,13 @@ describe('MCP tool lists', () => {
   });
 
   it('caches a list for a short while in the isolate', async () => {
-    const own = await startEverythingServer();
+    const own = ownServer();
     const endpoint = { url: own.url, headers: {} };
-    const first = await readMcpToolList(endpoint);
+    const first = await readMcpToolList(endpoint, Date.now, undefined, servers.transport);
     await own.stop();
-    expect(await readMcpToolList(endpoint)).toBe(first);
+    expect(await readMcpToolList(endpoint, Date.now, undefined, servers.transport)).toBe(first);
     clearMcpToolListCache();
-    const down = await readMcpToolList(endpoint);
+    const down = await readMcpToolList(endpoint, Date.now, undefined, servers.transport);
     expect(down.ok).toBe(false);
   });
 
@@ -276,7 +292,7 @@ describe('MCP tool lists', () => {
     trusted: true
     tools: [{ name: start, description: Start a deploy }]
 `);
-    const reports = await reportConfiguredPacks(cfg, {});
+    const reports = await reportConfiguredPacks(cfg, {}, servers.transport);
     expect(reports[0]).toMatchObject({ name: 'everything/demo', id: 'demo', source: 'mcp', available: true, reason: null, trusted: false });
     expect(reports[0]!.tools.map((tool) => tool.id)).toEqual(expect.arrayContaining(['demo/echo', 'demo/get-sum']));
     expect(reports[0]!.tools.every((tool) => tool.trusted === false && tool.output === 'plain')).toBe(true);

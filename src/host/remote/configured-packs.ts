@@ -4,9 +4,12 @@
  * not in the run, so its server costs nothing), and the run keeps what it read, with the
  * Pack's configuration, as its `PackSnapshot`s: a resume or a replay builds the same Packs
  * from them, whatever the server or the file says later. Also what `GET /packs` reports.
+ * The servers are reached over the transport a factory makes (mcp-client.ts): Streamable HTTP
+ * unless a caller (a test with a server in its own process) gives another.
  */
 import type { ConfiguredPack, DeploymentConfig } from '../../config/deployment-config.ts';
 import type { Prompt } from '../../prompt/types.ts';
+import { streamableHttp, type McpTransportFactory } from './mcp/mcp-client.ts';
 import { mcpEndpoint, mcpPack, mcpToolManifests, packIdOf, type ConfigVars, type ToolProgress } from './mcp/mcp-pack.ts';
 import { readMcpToolList, type McpToolList } from './mcp/mcp-tool-list.ts';
 import type { Pack, ToolContext } from '../pack.ts';
@@ -25,11 +28,17 @@ export interface PackSnapshot {
  * isolate's cache when fresh). A Pack `kept` holds (a fork keeps the original run's) is
  * taken as kept, not read again.
  */
-export async function snapshotPacks(config: DeploymentConfig, prompt: Prompt, vars: ConfigVars, kept: readonly PackSnapshot[] = []): Promise<PackSnapshot[]> {
+export async function snapshotPacks(
+  config: DeploymentConfig,
+  prompt: Prompt,
+  vars: ConfigVars,
+  kept: readonly PackSnapshot[] = [],
+  transport: McpTransportFactory = streamableHttp,
+): Promise<PackSnapshot[]> {
   const declared = new Set(prompt.frontmatter.uses.map((entry) => entry.fqName));
   const keptByName = new Map(kept.map((snapshot) => [snapshot.fqName, snapshot]));
   const chosen = [...config.packs.values()].filter((pack) => pack.source.kind === 'mcp' && declared.has(pack.fqName) && !keptByName.has(pack.fqName));
-  const read = await Promise.all(chosen.map(async (pack) => ({ ...describe(pack), tools: await toolListOf(pack, vars) })));
+  const read = await Promise.all(chosen.map(async (pack) => ({ ...describe(pack), tools: await toolListOf(pack, vars, transport) })));
   return [...kept.filter((snapshot) => declared.has(snapshot.fqName)), ...read];
 }
 
@@ -41,6 +50,7 @@ export function snapshotPacksToPacks(
   snapshots: readonly PackSnapshot[],
   vars: ConfigVars,
   onProgress?: ProgressListener,
+  transport: McpTransportFactory = streamableHttp,
 ): (Pack & { dispose(): Promise<void> })[] {
   return snapshots.map((snapshot) =>
     mcpPack(
@@ -53,6 +63,7 @@ export function snapshotPacksToPacks(
       snapshot.tools,
       vars,
       onProgress,
+      transport,
     ),
   );
 }
@@ -76,12 +87,16 @@ export interface PackReport {
 }
 
 /** What `GET /packs` says of each configured Pack now: an MCP Pack's tools read from its server (or this isolate's cache). */
-export async function reportConfiguredPacks(config: DeploymentConfig, vars: ConfigVars): Promise<PackReport[]> {
+export async function reportConfiguredPacks(
+  config: DeploymentConfig,
+  vars: ConfigVars,
+  transport: McpTransportFactory = streamableHttp,
+): Promise<PackReport[]> {
   return Promise.all(
     [...config.packs.values()].map(async (pack): Promise<PackReport> => {
       const base = { name: pack.fqName, id: packIdOf(pack.fqName), description: pack.description, trusted: pack.trusted, url: pack.source.url };
       if (pack.source.kind === 'mcp') {
-        const list = await toolListOf(pack, vars);
+        const list = await toolListOf(pack, vars, transport);
         const tools = mcpToolManifests(pack, list).map(({ id, description, output, trusted }) => ({ id, description, output, trusted }));
         return { ...base, source: 'mcp', available: list.ok, reason: list.ok ? null : list.reason, tools, left_out: list.ok ? list.refused : [] };
       }
@@ -102,12 +117,12 @@ function describe(pack: ConfiguredPack): Omit<PackSnapshot, 'tools'> {
   return { fqName: pack.fqName, description: pack.description, trusted: pack.trusted, mcp: { url: pack.source.url, headers: [...pack.source.headers] } };
 }
 
-async function toolListOf(pack: ConfiguredPack, vars: ConfigVars): Promise<McpToolList> {
+async function toolListOf(pack: ConfiguredPack, vars: ConfigVars, transport: McpTransportFactory): Promise<McpToolList> {
   if (pack.source.kind !== 'mcp') throw new Error(`${pack.fqName} is not an MCP Pack`);
   const endpoint = mcpEndpoint(pack.fqName, pack.source, vars);
   // A missing ${NAME} is why the Pack cannot serve, named like any other reason.
   if (!endpoint.ok) return { ok: false, reason: endpoint.message };
-  return readMcpToolList(endpoint.endpoint);
+  return readMcpToolList(endpoint.endpoint, Date.now, undefined, transport);
 }
 
 function missingVariable(texts: readonly string[], vars: ConfigVars): string | null {

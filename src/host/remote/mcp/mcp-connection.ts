@@ -1,22 +1,14 @@
 /**
- * One connection to an MCP server over Streamable HTTP, with the official SDK's client:
- * the initialize handshake, every page of `tools/list`, and `tools/call` with progress
- * notifications and elicitation requests handed to the caller. The SDK's JSON Schema
- * validator is the one on @cfworker/json-schema: its default compiles code at run time,
- * which workerd refuses, and one validator everywhere keeps Node and workerd alike.
+ * One connection to an MCP server, with the official SDK's client (mcp-client.ts): the
+ * initialize handshake, and `tools/call` with progress notifications and elicitation
+ * requests handed to the caller. It speaks over the transport its factory makes: Streamable
+ * HTTP in production, through a fetch that bounds each answer of the server.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, type ElicitResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker-provider.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { boundedFetch } from '../bounded-body.ts';
 import { answerBytesFor, TOOL_OUTPUT_BYTES } from '../../tool-output-cap.ts';
-
-/** Where a server is, with the `${NAME}` references of its configuration resolved. */
-export interface McpEndpoint {
-  url: string;
-  headers: Record<string, string>;
-}
+import { MCP_CONNECT_TIMEOUT_MS, newMcpClient, shortReason, streamableHttp, type McpEndpoint, type McpTransportFactory } from './mcp-client.ts';
 
 /** An elicitation request as the caller sees it: the server's message and requested schema. */
 export interface Elicitation {
@@ -24,18 +16,12 @@ export interface Elicitation {
   requestedSchema: unknown;
 }
 
-/** How long the handshake and a `tools/list` page may take. */
-export const MCP_CONNECT_TIMEOUT_MS = 10_000;
-
 /**
  * How often a call under way pings the server. A server that dies mid-call can close its
  * stream without a word (no error, no response): the SDK would wait for the response
  * forever. A failed ping ends the call.
  */
 export const MCP_PING_MS = 5_000;
-
-/** Client name and version the server sees. */
-const CLIENT_INFO = { name: 'runvil', version: '0.1.0' };
 
 /** Thrown by callTool when the server's answer passed the bound on one answer's bytes. */
 export class AnswerTooLarge extends Error {
@@ -61,16 +47,20 @@ export class McpConnection {
   }
 
   /**
-   * Connects and completes the handshake, or throws. Each answer of the server is read up to
-   * `answerBytes` (counted as it streams: tool-output-cap.ts): past it the body is cancelled,
-   * and the call under way ends with AnswerTooLarge.
+   * Connects over the transport `options.transport` makes (Streamable HTTP unless told
+   * otherwise) and completes the handshake, or throws. Over HTTP each answer of the server is
+   * read up to `answerBytes` (counted as it streams: tool-output-cap.ts): past it the body is
+   * cancelled, and the call under way ends with AnswerTooLarge.
    */
-  static async open(endpoint: McpEndpoint, signal?: AbortSignal, answerBytes = answerBytesFor(TOOL_OUTPUT_BYTES)): Promise<McpConnection> {
-    const client = new Client(CLIENT_INFO, { capabilities: { elicitation: { form: {} } }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+  static async open(
+    endpoint: McpEndpoint,
+    options: { signal?: AbortSignal; answerBytes?: number; transport?: McpTransportFactory } = {},
+  ): Promise<McpConnection> {
+    const client = newMcpClient();
     const connection = new McpConnection(client);
-    const fetch = boundedFetch(answerBytes, () => connection.passed());
-    const transport = new StreamableHTTPClientTransport(new URL(endpoint.url), { requestInit: { headers: endpoint.headers }, fetch });
-    await client.connect(transport, { timeout: MCP_CONNECT_TIMEOUT_MS, ...(signal ? { signal } : {}) });
+    const fetch = boundedFetch(options.answerBytes ?? answerBytesFor(TOOL_OUTPUT_BYTES), () => connection.passed());
+    const transport = await (options.transport ?? streamableHttp)(endpoint, fetch);
+    await client.connect(transport, { timeout: MCP_CONNECT_TIMEOUT_MS, ...(options.signal ? { signal: options.signal } : {}) });
     return connection;
   }
 
@@ -78,22 +68,6 @@ export class McpConnection {
   private passed(): void {
     this.answerPassed = true;
     this.endCall?.();
-  }
-
-  /** Every tool the server lists, following `nextCursor` to the last page. */
-  async listTools(signal?: AbortSignal): Promise<Tool[]> {
-    const tools: Tool[] = [];
-    const seen = new Set<string>();
-    let cursor: string | undefined;
-    do {
-      const page = await this.client.listTools(cursor === undefined ? {} : { cursor }, { timeout: MCP_CONNECT_TIMEOUT_MS, ...(signal ? { signal } : {}) });
-      tools.push(...page.tools);
-      cursor = page.nextCursor;
-      // A server that hands back a cursor it gave before would page forever.
-      if (cursor !== undefined && seen.has(cursor)) break;
-      if (cursor !== undefined) seen.add(cursor);
-    } while (cursor !== undefined);
-    return tools;
   }
 
   /**
@@ -149,14 +123,4 @@ export class McpConnection {
   async close(): Promise<void> {
     await this.client.close().catch(() => undefined);
   }
-}
-
-/** A short reason for a failure to reach or use a server: the error's first line, bounded. */
-export function shortReason(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
-  let text = error instanceof Error ? error.message : String(error);
-  // Node's fetch says only "fetch failed"; the cause says why (ECONNREFUSED, ...).
-  if (text === 'fetch failed' && cause && typeof cause.message === 'string') text = `${text}: ${cause.message}`;
-  text = text.split('\n')[0]!.trim();
-  return text.length > 200 ? `${text.slice(0, 197)}...` : text;
 }

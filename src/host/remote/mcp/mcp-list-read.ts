@@ -7,17 +7,16 @@
  * (counted as they stream, the handshake's too, and cut off there), or at
  * MCP_TOOL_LIST_DEADLINE_MS after it began.
  *
- * Its own client and transport, not McpConnection's: the bytes are counted over the whole
- * read, and the pages are requested as plain `tools/list` requests, because the SDK's
- * `listTools` compiles a validator of every `outputSchema` the server lists, which a
- * hostile schema would make as costly as it likes.
+ * Its own connection, not McpConnection's: the bytes are counted over the whole read (one
+ * budget for every answer), and the pages are requested as plain `tools/list` requests,
+ * because the SDK's `listTools` compiles a validator of every `outputSchema` the server
+ * lists, which a hostile schema would make as costly as it likes. Over a transport without
+ * HTTP (tests' in-memory one) there are no bytes to count; the other bounds hold.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ListToolsResultSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker-provider.js';
 import { formatBytes } from '../../../engine/lua/run-memory.ts';
-import { MCP_CONNECT_TIMEOUT_MS, shortReason, type McpEndpoint } from './mcp-connection.ts';
+import { byteBudget, countingFetch } from '../bounded-body.ts';
+import { MCP_CONNECT_TIMEOUT_MS, newMcpClient, shortReason, streamableHttp, type McpEndpoint, type McpTransportFactory } from './mcp-client.ts';
 
 /** The most pages of `tools/list` read for one list. */
 export const MCP_TOOL_LIST_PAGES = 100;
@@ -47,11 +46,12 @@ export const TOOL_LIST_BOUNDS: ToolListBounds = {
 /** The tools as the server listed them (not yet checked), or why the read ended without them. */
 export type ToolPages = { ok: true; tools: Tool[] } | { ok: false; reason: string };
 
-/** Client name and version the server sees. */
-const CLIENT_INFO = { name: 'runvil', version: '0.1.0' };
-
-/** Reads every page of the server's tool list, within `bounds`. Never throws. */
-export async function readToolPages(endpoint: McpEndpoint, bounds: ToolListBounds = TOOL_LIST_BOUNDS): Promise<ToolPages> {
+/** Reads every page of the server's tool list, within `bounds`, over the transport `transport` makes. Never throws. */
+export async function readToolPages(
+  endpoint: McpEndpoint,
+  bounds: ToolListBounds = TOOL_LIST_BOUNDS,
+  transport: McpTransportFactory = streamableHttp,
+): Promise<ToolPages> {
   const controller = new AbortController();
   let passed: string | null = null;
   const stop = (reason: string): ToolPages => {
@@ -60,23 +60,12 @@ export async function readToolPages(endpoint: McpEndpoint, bounds: ToolListBound
     return { ok: false, reason: passed };
   };
   const timer = setTimeout(() => stop(`its tool list took longer than ${bounds.deadlineMs / 1000} s`), bounds.deadlineMs);
-  let bytes = 0;
-  const fetch = countingFetch({
-    room: () => bounds.bytes - bytes,
-    add: (count) => {
-      bytes += count;
-      if (bytes <= bounds.bytes) return true;
-      stop(`its tool list's answers passed ${formatBytes(bounds.bytes)}`);
-      return false;
-    },
-  });
-  // The capabilities of the client that makes the calls (McpConnection): a server may list
-  // tools by what its client can do (an eliciting tool only to a client that elicits).
-  const client = new Client(CLIENT_INFO, { capabilities: { elicitation: { form: {} } }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
-  const transport = new StreamableHTTPClientTransport(new URL(endpoint.url), { requestInit: { headers: endpoint.headers }, fetch });
+  const budget = byteBudget(bounds.bytes, () => stop(`its tool list's answers passed ${formatBytes(bounds.bytes)}`));
+  const fetch = countingFetch(() => budget);
+  const client = newMcpClient();
   const options = { timeout: MCP_CONNECT_TIMEOUT_MS, signal: controller.signal };
   try {
-    await client.connect(transport, options);
+    await client.connect(await transport(endpoint, fetch), options);
     const tools: Tool[] = [];
     const cursors = new Set<string>();
     let cursor: string | undefined;
@@ -102,34 +91,4 @@ export async function readToolPages(endpoint: McpEndpoint, bounds: ToolListBound
 function cutCursor(cursor: string): string {
   const quoted = JSON.stringify(cursor);
   return quoted.length > 40 ? `${quoted.slice(0, 40)}...` : quoted;
-}
-
-/** Statuses whose responses carry no body, which a Response cannot be made with. */
-const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
-
-/**
- * A fetch whose responses' bodies are counted as they stream: `add` hears each chunk's size
- * and answers false to cut the body off there, so a body past the bound is never read whole;
- * one whose Content-Length passes the `room` left is not read at all.
- */
-function countingFetch(count: { room(): number; add(bytes: number): boolean }): typeof fetch {
-  return async (input, init) => {
-    const response = await fetch(input, init);
-    if (!response.body || NULL_BODY_STATUSES.has(response.status)) return response;
-    const declared = Number(response.headers.get('content-length') ?? 'NaN');
-    if (Number.isFinite(declared) && declared > count.room() && !count.add(declared)) {
-      await response.body.cancel().catch(() => undefined);
-      throw new Error('the answer passed the bound on a tool list');
-    }
-    const body = response.body.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, stream) {
-          if (count.add(chunk.byteLength)) stream.enqueue(chunk);
-          // Erroring the stream cancels the response's body: nothing more is read off the wire.
-          else stream.error(new Error('the answer passed the bound on a tool list'));
-        },
-      }),
-    );
-    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-  };
 }

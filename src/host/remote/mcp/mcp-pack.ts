@@ -19,7 +19,8 @@ import { resolveConfigUrl } from '../../../config/config-urls.ts';
 import { pathText } from '../../../config/yaml-shape.ts';
 import type { Pack, ToolContext, ToolManifest, ToolOutcome } from '../../pack.ts';
 import { capOutput, outputCapExceeded, TOOL_OUTPUT_BYTES } from '../../tool-output-cap.ts';
-import { AnswerTooLarge, McpConnection, shortReason, type McpEndpoint } from './mcp-connection.ts';
+import { shortReason, streamableHttp, type McpEndpoint, type McpTransportFactory } from './mcp-client.ts';
+import { AnswerTooLarge, McpConnection } from './mcp-connection.ts';
 import { elicit } from './mcp-elicitation.ts';
 import { toolOutcome } from './mcp-output.ts';
 import type { McpToolList } from './mcp-tool-list.ts';
@@ -75,14 +76,16 @@ export function mcpToolManifests(pack: ConfiguredPack, list: McpToolList): ToolM
 
 /**
  * A Pack over a configured MCP server, with the tool list the run keeps; `onProgress` hears
- * each call's progress. An output past TOOL_OUTPUT_BYTES ends the run with `Limit`
- * (tool-output-cap.ts), the server's answer cut off as it streams.
+ * each call's progress; its connections speak over the transport `transport` makes. An
+ * output past TOOL_OUTPUT_BYTES ends the run with `Limit` (tool-output-cap.ts), the server's
+ * answer cut off as it streams.
  */
 export function mcpPack(
   pack: ConfiguredPack,
   list: McpToolList,
   vars: ConfigVars,
   onProgress?: (tool: string, context: ToolContext, progress: ToolProgress) => void,
+  transport: McpTransportFactory = streamableHttp,
 ): Pack & { dispose(): Promise<void> } {
   if (pack.source.kind !== 'mcp') throw new Error(`${pack.fqName} is not an MCP Pack`);
   const source = pack.source;
@@ -119,7 +122,7 @@ export function mcpPack(
       try {
         const reused = idle.pop();
         if (reused) clearTimeout(reused.timer);
-        connection = reused?.connection ?? (await McpConnection.open(endpoint.endpoint, watchdog.signal));
+        connection = reused?.connection ?? (await McpConnection.open(endpoint.endpoint, { signal: watchdog.signal, transport }));
         const result = await connection.callTool(name, args as Record<string, unknown>, {
           signal: watchdog.signal,
           onProgress: (progress) => {

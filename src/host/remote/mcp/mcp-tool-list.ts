@@ -11,7 +11,7 @@
 import { parsePackId } from '../../../prompt/name-grammar.ts';
 import type { Json } from '../../../json/json.ts';
 import { parameterSchemaProblem } from '../../../json/parameter-schema-limits.ts';
-import type { McpEndpoint } from './mcp-connection.ts';
+import { streamableHttp, type McpEndpoint, type McpTransportFactory } from './mcp-client.ts';
 import { readToolPages, TOOL_LIST_BOUNDS, type ToolListBounds } from './mcp-list-read.ts';
 
 /** One tool as the run keeps it. */
@@ -55,9 +55,15 @@ export function clearMcpToolListCache(): void {
 /**
  * The tools of the server at `endpoint`: from this isolate's cache when read within
  * MCP_TOOL_LIST_TTL_MS (a failure within MCP_TOOL_LIST_FAILURE_TTL_MS), from the read under
- * way when there is one, else from the server, within `bounds`.
+ * way when there is one, else from the server, within `bounds`, over the transport
+ * `transport` makes.
  */
-export async function readMcpToolList(endpoint: McpEndpoint, now: () => number = Date.now, bounds: ToolListBounds = TOOL_LIST_BOUNDS): Promise<McpToolList> {
+export async function readMcpToolList(
+  endpoint: McpEndpoint,
+  now: () => number = Date.now,
+  bounds: ToolListBounds = TOOL_LIST_BOUNDS,
+  transport: McpTransportFactory = streamableHttp,
+): Promise<McpToolList> {
   const key = JSON.stringify([endpoint.url, Object.entries(endpoint.headers).sort()]);
   const hit = cache.get(key);
   if (hit && hit.until > now()) return hit.list;
@@ -66,7 +72,7 @@ export async function readMcpToolList(endpoint: McpEndpoint, now: () => number =
   // which workerd may cancel with its timers before it settles.
   if (under) return withinDeadline(under, bounds.deadlineMs);
   const started = generation;
-  const read = readToolPages(endpoint, bounds).then((pages): McpToolList => {
+  const read = readToolPages(endpoint, bounds, transport).then((pages): McpToolList => {
     const list: McpToolList = pages.ok ? toolList(pages.tools) : { ok: false, reason: didNotAnswer(pages.reason) };
     if (generation === started) {
       cache.set(key, { until: now() + (list.ok ? MCP_TOOL_LIST_TTL_MS : MCP_TOOL_LIST_FAILURE_TTL_MS), list });
