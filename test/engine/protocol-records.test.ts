@@ -15,10 +15,13 @@ import {
   assistantRecordValue,
   contextWindowOf,
   decodeRoundHead,
+  decodeToolMap,
+  toolEntryText,
   toolRecordText,
   toolRecordValue,
 } from '../../src/engine/entry/protocol-records.ts';
 import type { LuaScalar, LuaVm } from '../../src/engine/lua/vm.ts';
+import { TASK_BUILTIN_TOOLS } from '../../src/engine/task-builtins.ts';
 import { newPlatform } from './helpers.ts';
 import { runProtocolLua } from './protocol-vm.ts';
 
@@ -104,4 +107,50 @@ return head, J.try_encode({ config = J.decode(config_json), role = role, turn = 
       }
     });
   }
+});
+
+describe("a round's tool list and tool map", () => {
+  const entries = [
+    ...TASK_BUILTIN_TOOLS,
+    { name: 'web_search', description: 'Search the "web".\n', parameters: { type: 'object', properties: { q: { type: 'string' } } } },
+    { name: 'lookup', description: '', parameters: {} },
+  ];
+
+  it("lays out an entry the same in Lua (a catalog or local tool's) and in the driver (a task built-in's)", () => {
+    for (const entry of entries) {
+      const body = 'local name, description, parameters_json = ...\nreturn P.tool_entry(J.encode_string(name), J.encode_string(description), parameters_json)';
+      const [text] = lua(body, [entry.name, entry.description, JSON.stringify(entry.parameters)]);
+      expect(text).toBe(toolEntryText(entry));
+      expect(JSON.parse(String(text))).toEqual(entry);
+    }
+  });
+
+  it("sends a task built-in's entry as the bytes it always had (a round's tools enter its digest)", () => {
+    for (const builtin of TASK_BUILTIN_TOOLS) expect(toolEntryText(builtin)).toBe(JSON.stringify(builtin));
+  });
+
+  it('lists the entries as one JSON list, an empty list too', () => {
+    const texts = entries.map(toolEntryText);
+    expect(lua('return P.json_list({ ... })', texts)).toEqual([`[${texts.join(',')}]`]);
+    expect(lua('return P.json_list({})')).toEqual(['[]']);
+  });
+
+  it('maps wire names to tool ids, read by the driver with every wire name as a name', () => {
+    const map: [string, string][] = [
+      ['web_search', 'web/search'],
+      ['__proto__', 'odd/proto'],
+      ['toString', 'odd/to-string'],
+      ['say "hi"', 'odd/quoted'],
+    ];
+    const body = `local n = select('#', ...) // 2
+local wires, ids = {}, {}
+for i = 1, n do wires[i], ids[i] = J.encode_string((select(i, ...))), J.encode_string((select(n + i, ...))) end
+return P.tool_map(wires, ids)`;
+    const [text] = lua(body, [...map.map(([wire]) => wire), ...map.map(([, id]) => id)]);
+    const decoded = decodeToolMap(String(text));
+    expect(Object.entries(decoded)).toEqual(map);
+    expect(Object.getPrototypeOf(decoded)).toBeNull();
+    expect(({} as Record<string, unknown>)['odd/proto']).toBeUndefined();
+    expect(Object.entries(decodeToolMap(String(lua('return P.tool_map({}, {})')[0])))).toEqual([]);
+  });
 });

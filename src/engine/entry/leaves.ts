@@ -17,6 +17,7 @@ import { wrapUntrusted } from '../untrusted-envelope.ts';
 import type { DriverState, EntrySpec } from './entry-types.ts';
 import { answerNow, chainStopping, effectPlan } from './effect-plans.ts';
 import { encodeEntry } from './protocol.ts';
+import { toolEntryText } from './protocol-records.ts';
 import { decodeEventJson, decodeEventPairs, varPath, encodeCatalog, encodeVarKeys, encodeVarRead } from './protocol-leaves.ts';
 import { resolveRole } from './roles.ts';
 
@@ -234,7 +235,7 @@ class EntryLeaves implements LeafReceiver, Leaves {
     const key = String(id);
     if (key.startsWith('builtin:')) {
       const builtin = TASK_BUILTIN_TOOLS.find((tool) => tool.name === key.slice('builtin:'.length))!;
-      return JSON.stringify(builtin);
+      return toolEntryText(builtin);
     }
     return JSON.stringify(catalog.tools.find((tool) => tool.id === key)?.parameters ?? null);
   }

@@ -12,7 +12,7 @@ import { checkReply } from '../model-reply.ts';
 import type { RunContext } from '../run-context.ts';
 import type { EntrySpec, EntryState } from './entry-types.ts';
 import { decodeRound, encodeReply, failure, replyCall, replyCallCount, ROUND_TEXTS_AT, type BatchCall, type FusedRecords } from './protocol.ts';
-import { assistantRecordText, contextWindowOf } from './protocol-records.ts';
+import { assistantRecordText, contextWindowOf, decodeToolMap } from './protocol-records.ts';
 
 /** A model round ready to send: its request, and how its answer goes back to Lua. */
 export interface PreparedRound {
@@ -28,7 +28,7 @@ export interface PreparedRound {
 /** A model round's yielded values read: the conversation brought up to date, the precheck made. */
 export function prepareRound(run: RunContext, spec: EntrySpec, entry: EntryState, rest: LuaScalar[]): { refusal: string } | PreparedRound {
   const round = decodeRound(rest);
-  if (round.toolMap !== null) entry.renderedTools = JSON.parse(round.toolMap) as Record<string, string>;
+  if (round.toolMap !== null) entry.renderedTools = decodeToolMap(round.toolMap);
   // A one-off round's tool list always comes; a loop round's only when it changed.
   const tools = round.oneOff ? String(round.tools) : round.tools === null ? entry.toolsText : (entry.toolsText = round.tools);
   const target = round.oneOff ? new Conversation() : entry.conversation;

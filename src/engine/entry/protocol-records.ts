@@ -5,8 +5,10 @@
  * fused round's records are (key for key what JSON.parse makes of the texts, built without
  * parsing them). Keys in sorted order, as the runtime's JSON encoder (json.lua) writes any
  * record, so a record's text is the same whichever side made it:
- * test/engine/protocol-records.test.ts encodes each in Lua and compares. And what the driver
- * reads of the texts Lua makes: a round's head (protocol.lua's round_head).
+ * test/engine/protocol-records.test.ts encodes each in Lua and compares. And the other JSON
+ * texts that cross whole: what the driver reads of a round's head (protocol.lua's round_head)
+ * and of its tool map (tool_map), and the entry of a task built-in in a round's tool list
+ * (tool_entry's layout, which the leaf `catalog` answers).
  */
 import type { Json } from '../../json/json.ts';
 import type { ReplyCall } from './protocol.ts';
@@ -56,4 +58,24 @@ export function contextWindowOf(head: string): number | null {
   const { config } = decodeRoundHead(head);
   const window = config !== null && typeof config === 'object' && !Array.isArray(config) ? config.context_window : undefined;
   return typeof window === 'number' ? window : null;
+}
+
+/** An entry of a round's rendered tool list. */
+export interface ToolListEntry {
+  name: string;
+  description: string;
+  parameters: Json;
+}
+
+/** The JSON text of a tool list's entry, in protocol.lua's tool_entry layout (name, description, parameters). */
+export function toolEntryText(entry: ToolListEntry): string {
+  return JSON.stringify({ name: entry.name, description: entry.description, parameters: entry.parameters });
+}
+
+/**
+ * A round's tool map from its JSON text: wire names to tool ids. Wire names come from Pack
+ * manifests, so the map has no prototype (a wire named `__proto__` or `toString` is a name).
+ */
+export function decodeToolMap(text: string): Record<string, string> {
+  return Object.assign(Object.create(null) as Record<string, string>, JSON.parse(text) as Record<string, string>);
 }

@@ -30,10 +30,10 @@ local function tools_json(rendered)
     if entry.builtin then
       parts[i] = L.catalog('builtin:' .. entry.name)
     else
-      parts[i] = '{"name":' .. quote(entry.name) .. ',"description":' .. quote(entry.description) .. ',"parameters":' .. entry.parameters_json .. '}'
+      parts[i] = protocol.tool_entry(quote(entry.name), quote(entry.description), entry.parameters_json)
     end
   end
-  rendered.json = '[' .. table_concat(parts, ',') .. ']'
+  rendered.json = protocol.json_list(parts)
   return rendered.json
 end
 
@@ -89,11 +89,11 @@ local function model_round(role, config_json, question, rendered)
     local map = nil
     if rendered and not rendered.map_sent then
       rendered.map_sent = true
-      local names = {}
+      local wires, ids = {}, {}
       for _, entry in ipairs(rendered.list) do
-        if entry.tool then names[#names + 1] = quote(entry.name) .. ':' .. quote(entry.tool) end
+        if entry.tool then wires[#wires + 1], ids[#ids + 1] = quote(entry.name), quote(entry.tool) end
       end
-      map = '{' .. table_concat(names, ',') .. '}'
+      map = protocol.tool_map(wires, ids)
     end
     -- The driver may run the reply's calls with the round (see below); not while a prelude
     -- loads, where a tool call is refused.

@@ -7,8 +7,9 @@
 --
 -- - The entry: the leaf `entry` answers ENTRY_FIELDS in order (decode_entry).
 -- - An effect: ('effect', op, payload JSON) (encode_effect); a model round: ('effect',
---   'model.round', ROUND_FIELDS..., then the changed records' texts) (encode_round), its
---   head (round_head) and a one-off round's record (user_record) as JSON texts.
+--   'model.round', ROUND_FIELDS..., then the changed records' texts) (encode_round); its
+--   head (round_head), a one-off round's record (user_record), its tool list's entries
+--   (tool_entry) and tool map (tool_map) as JSON texts.
 -- - A tool-call batch: ('batch', n, then BATCH_CALL_FIELDS per call) (encode_batch).
 -- - A round's answer: true, content, n calls, (id, name, arguments JSON) per call, then for a
 --   loop round the assistant record's JSON, and for a fused round each call's batch answer
@@ -92,6 +93,26 @@ end
 --- The JSON text of a one-off round's user record, from its content's JSON text.
 function P.user_record(content_json)
   return '{"content":' .. content_json .. ',"role":"user"}'
+end
+
+--- An entry of a round's rendered tool list (its `tools` field, a JSON list of them), from the
+--- JSON texts of its name, description and parameters (a task built-in's entry comes whole,
+--- in the same layout, from the leaf `catalog`).
+function P.tool_entry(name_json, description_json, parameters_json)
+  return '{"name":' .. name_json .. ',"description":' .. description_json .. ',"parameters":' .. parameters_json .. '}'
+end
+
+--- A JSON list from its items' JSON texts.
+function P.json_list(items)
+  return '[' .. table.concat(items, ',') .. ']'
+end
+
+--- A round's tool map (its `tool_map` field): the rendered list's wire names to tool ids, as
+--- a JSON object, from the JSON texts of the wire names and of the ids, in two lists.
+function P.tool_map(wires, ids)
+  local members = {}
+  for i, wire in ipairs(wires) do members[i] = wire .. ':' .. ids[i] end
+  return '{' .. table.concat(members, ',') .. '}'
 end
 
 --- A model round's fields and texts by name, from the values after 'effect' (the driver's
