@@ -20,8 +20,15 @@ describe('onBlocked', () => {
         });
       },
     };
-    const pending = run(platform, lua(`return store.read('slow.md')`), { harness, onBlocked: (blocked) => seen.push(`blocked ${blocked}`) });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The first report of a blocked run, however long the machine takes to reach it.
+    let reportBlocked = () => {};
+    const reported = new Promise<void>((resolve) => (reportBlocked = resolve));
+    const onBlocked = (blocked: boolean) => {
+      seen.push(`blocked ${blocked}`);
+      if (blocked) reportBlocked();
+    };
+    const pending = run(platform, lua(`return store.read('slow.md')`), { harness, onBlocked });
+    await reported;
     expect(seen).toEqual(['perform store.read', 'blocked true']);
     answer!('late');
     expect(resultOf(await pending)).toBe('late');
