@@ -21,6 +21,7 @@ import {
   encodeRound,
   ENTRY_FIELDS,
   failure,
+  awaitAnswer,
   fusedRecordsOf,
   replyCall,
   replyCallCount,
@@ -31,6 +32,7 @@ import {
   type EngineRequest,
   type EntryEnd,
   type EntryFacts,
+  type TaskOutcome,
   type ReplyCall,
   type RoundYield,
 } from '../../src/engine/entry/protocol.ts';
@@ -325,4 +327,32 @@ describe('an Engine operation and the entry end', () => {
       expect(encodeEnd(entryEnd).slice(0, values.length)).toEqual(values);
     });
   }
+});
+
+describe("an await's answer", () => {
+  const outcomes: TaskOutcome[] = [
+    { id: '0.0', status: 'completed', result: 'done "well"', error: null },
+    { id: '0.1', status: 'completed', result: null, error: null },
+    { id: '0.2', status: 'failed', result: null, error: { kind: 'tool', message: 'no such page' } },
+    { id: '0.3', status: 'cancelled', result: null, error: { kind: 'cancelled', message: 'the task was cancelled' } },
+  ];
+
+  it("reaches tasks.lua as each task's outcome by name, and whether any had seen untrusted text", () => {
+    const body = `local text, tainted = ...
+local out = { tostring(tainted) }
+for _, o in ipairs(J.decode(text)) do
+  out[#out + 1] = table.concat({ o.id, o.status, tostring(o.result), tostring(o.kind), tostring(o.message) }, '|')
+end
+return table.unpack(out)`;
+    for (const tainted of [true, false]) {
+      const read = lua(body, awaitAnswer(outcomes, tainted)).map((value) => String(value).replace(/userdata: 0x[0-9a-f]+|table: 0x[0-9a-f]+/, 'null'));
+      expect(read).toEqual([
+        String(tainted),
+        '0.0|completed|done "well"|nil|nil',
+        '0.1|completed|null|nil|nil',
+        '0.2|failed|nil|tool|no such page',
+        '0.3|cancelled|nil|cancelled|the task was cancelled',
+      ]);
+    }
+  });
 });

@@ -134,11 +134,9 @@ function awaitOutcomes(run: RunContext, spec: EntrySpec, records: TaskRecord[], 
   if (tainted) run.taint.mark(spec.chain);
   const outcomes = records.map((record) => {
     const { result, error } = forModel ? record : run.tasks.handedBack(record);
-    return record.status === 'completed'
-      ? { id: record.id, status: record.status, result }
-      : { id: record.id, status: record.status, kind: error!.kind, message: error!.message };
+    return { id: record.id, status: record.status, result, error };
   });
-  return awaitAnswer(JSON.stringify(outcomes), tainted);
+  return awaitAnswer(outcomes, tainted);
 }
 
 /** A fanout: counted as one section entry, whatever the number of its arms. */

@@ -315,9 +315,24 @@ export function callAnswer(text: string | null): LuaScalar[] {
   return [true, text];
 }
 
-/** An await's answer: the tasks' outcomes as JSON, and whether any had seen untrusted text. */
-export function awaitAnswer(outcomesJson: string, tainted: boolean): LuaScalar[] {
-  return [outcomesJson, tainted];
+/** A task's outcome as an await hands it back: a completed task's result, or another's error. */
+export interface TaskOutcome {
+  id: string;
+  status: 'running' | 'completed' | 'failed' | 'cancelled';
+  result: string | null;
+  error: { kind: string; message: string } | null;
+}
+
+/**
+ * An await's answer: the tasks' outcomes as a JSON list, which tasks.lua decodes and reads by
+ * name ({id, status, result} for a completed task, {id, status, kind, message} for another),
+ * and whether any had seen untrusted text.
+ */
+export function awaitAnswer(outcomes: readonly TaskOutcome[], tainted: boolean): LuaScalar[] {
+  const listed = outcomes.map(({ id, status, result, error }) =>
+    status === 'completed' ? { id, status, result } : { id, status, kind: error!.kind, message: error!.message },
+  );
+  return [JSON.stringify(listed), tainted];
 }
 
 /** A fanout's answer: true and the results as JSON, or a failure naming the task that failed. */
