@@ -15,5 +15,8 @@ export default defineConfig({
     exclude: [...configDefaults.exclude, 'test/worker/**', 'test/browser/**'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    // Two files at a time on two cores (vitest's default is one fewer than the cores): a
+    // file's waits (a server on loopback, a child process) leave the other room to compute.
+    maxWorkers: 2,
   },
 });

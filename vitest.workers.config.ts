@@ -62,10 +62,20 @@ export default defineConfig({
   ],
   test: {
     include: ['test/worker/**/*.test.ts'],
+    // Each file in a runtime of its own (a fresh Miniflare: its storage and the isolate's
+    // module state are the file's alone, as the files assume), three at a time: much of a
+    // file's time is waiting (on alarms, retries, a server on the Node side), which another
+    // file's setup and tests fill.
+    isolate: true,
+    maxWorkers: 3,
+    // For a hang, not a slow machine (the suite must pass while another process keeps both
+    // cores busy); a file that stops making progress altogether is failed by teardown-guard.ts.
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
     setupFiles: ['./test/worker/apply-migrations.ts'],
     // The MCP reference server, started from the Node side for the MCP Pack suites; and the server with hostile tool lists.
     globalSetup: ['./test/worker/mcp-server.setup.ts', './test/worker/tool-list-servers.setup.ts'],
-    // The default report, and an exit for a pool that hangs after the last file (teardown-guard.ts).
+    // The default report, and a failure for a run that stops making progress (teardown-guard.ts).
     reporters: ['default', './test/worker/teardown-guard.ts'],
   },
 });
