@@ -18,7 +18,7 @@ import type { DriverState, EntrySpec } from './entry-types.ts';
 import { answerNow, chainStopping, effectPlan } from './effect-plans.ts';
 import { encodeEntry } from './protocol.ts';
 import { toolEntryText } from './protocol-records.ts';
-import { decodeEventJson, decodeEventPairs, varPath, encodeCatalog, encodeVarKeys, encodeVarRead } from './protocol-leaves.ts';
+import { decodeEventJson, decodeEventPairs, encodeCatalog, encodeVarKeys, encodeVarRead, varPath } from './protocol-leaves.ts';
 import { resolveRole } from './roles.ts';
 
 /**
