@@ -1,11 +1,12 @@
 /**
  * Bodies read with a bound (src/host/remote/bounded-body.ts), against a real server on loopback that
  * streams as fast as its reader takes: one that would send 100 MiB is cut off near the bound,
- * its reader never holding more than that, and a body under the bound reads whole.
+ * its reader never holding more than that, and a body under the bound reads whole; answers
+ * counted against one budget (a whole tool-list read) fail at the one that passes it.
  */
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { boundedFetch, boundedText } from '../../src/host/remote/bounded-body.ts';
+import { boundedFetch, boundedText, byteBudget, countingFetch } from '../../src/host/remote/bounded-body.ts';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -84,5 +85,28 @@ describe('boundedFetch', () => {
     let passed = false;
     await expect(boundedFetch(MiB, () => (passed = true))(`${origin}/?bytes=${100 * MiB}&declare=1`)).rejects.toThrow(/larger than/);
     expect(passed).toBe(true);
+  });
+});
+
+describe('countingFetch with one budget for several answers', () => {
+  it('reads answers whole while they fit together, and fails the one that passes the budget', async () => {
+    let passed = 0;
+    const budget = byteBudget(MiB, () => passed++);
+    const fetchCounted = countingFetch(() => budget);
+    expect((await (await fetchCounted(`${origin}/?bytes=${600 * KiB}`)).text()).length).toBe(600 * KiB);
+    expect(passed).toBe(0);
+    const second = await fetchCounted(`${origin}/?bytes=${600 * KiB}`);
+    await expect(second.text()).rejects.toThrow(/larger than 1048576 bytes/);
+    expect(passed).toBe(1);
+    expect(budget.room()).toBeLessThan(0);
+  });
+
+  it('refuses an answer whose Content-Length passes the room the earlier answers left', async () => {
+    let passed = 0;
+    const budget = byteBudget(MiB, () => passed++);
+    const fetchCounted = countingFetch(() => budget);
+    await (await fetchCounted(`${origin}/?bytes=${600 * KiB}&declare=1`)).text();
+    await expect(fetchCounted(`${origin}/?bytes=${600 * KiB}&declare=1`)).rejects.toThrow(/larger than/);
+    expect(passed).toBe(1);
   });
 });
