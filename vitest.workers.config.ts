@@ -38,7 +38,7 @@ export default defineConfig({
           RUNVIL_API_TOKEN: 'test-api-token',
           RUNVIL_WEBHOOK_SECRET_GREET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
           RUNVIL_RUN_TIMEOUT_SECONDS: '3600',
-          // The origin callback and answer URLs are made on, as `npm start` sets it (src/worker/public-origin.ts).
+          // The origin callback and answer URLs are made on, as `npm start` sets it (src/worker/deployment/public-origin.ts).
           RUNVIL_ORIGIN: 'https://runvil.test',
           // The notification retry schedule, scaled down: 1 ms, 6 ms, 60 ms, 360 ms, 2.16 s.
           RUNVIL_NOTIFY_RETRY_SCALE: '0.0001',

@@ -12,19 +12,19 @@
  * `POST /bench/notify-cost?piece=&count=`, which times one piece of a notification's
  * delivery in a run object (worker-notify-cost.ts).
  */
-import '../src/worker/lua-factory.ts';
+import '../src/worker/workerd-lua/lua-factory.ts';
 import type { HostConfig } from '../src/host/host.ts';
 import type { Operator } from '../src/host/operator.ts';
 import type { ModelProvider } from '../src/models/provider.ts';
 import { userInputPack } from '../packs/index.ts';
 import { createApp } from '../src/worker/app.ts';
-import { requireApiToken } from '../src/worker/auth.ts';
-import { runObject } from '../src/worker/run-ids.ts';
-import { isolatePlatform } from '../src/worker/lua-platform.ts';
-import { RunObject as WorkerRunObject } from '../src/worker/run-object.ts';
+import { requireApiToken } from '../src/worker/http/auth.ts';
+import { runObject } from '../src/worker/run-object/run-ids.ts';
+import { isolatePlatform } from '../src/worker/workerd-lua/lua-platform.ts';
+import { RunObject as WorkerRunObject } from '../src/worker/run-object/run-object.ts';
 import { measureFanout } from './worker-fanout.ts';
 import { measureB1 } from './worker-b1.ts';
-import { createWorkerdLuaFactory } from '../src/worker/lua-factory.ts';
+import { createWorkerdLuaFactory } from '../src/worker/workerd-lua/lua-factory.ts';
 import glue from 'wasmoon/dist/glue.wasm';
 import type { NotifyTarget } from '../src/config/deployment-config.ts';
 import type { D1Database } from '../src/worker/platform-types.ts';

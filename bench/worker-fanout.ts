@@ -9,7 +9,7 @@
  * bench/worker-entry.ts (`GET /bench/fanout`, driven by bench/worker.ts against the local
  * server) and test/worker/bundle/entry.ts (`GET /engine/fanout`, the Worker bundle as
  * deployed, checked by test/worker/tasks-fanout.test.ts). Whoever imports it inside workerd
- * first imports src/worker/lua-factory.ts, as for anything that imports the Engine.
+ * first imports src/worker/workerd-lua/lua-factory.ts, as for anything that imports the Engine.
  */
 import { parsePrompt } from '../src/prompt/parse.ts';
 import type { LuaPlatform, LuaVm, VmOptions } from '../src/engine/lua/vm.ts';

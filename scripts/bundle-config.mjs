@@ -4,7 +4,7 @@
  * ./runvil.yaml, or the file the environment variable RUNVIL_CONFIG names, checks it
  * (a file that does not fit the format fails the build, with `file:line:column:
  * error[Config]: message` for each problem; under `npm start` the server keeps its last good
- * build instead, build-failure.mjs) and writes src/worker/bundled-config.generated.ts with its text, or
+ * build instead, build-failure.mjs) and writes src/worker/deployment/bundled-config.generated.ts with its text, or
  * `null` when there is no file. Run by wrangler before every build (wrangler.toml
  * `[build]`), so by `npm start`, `npm run deploy` and `npm run test:workers`.
  *
@@ -19,7 +19,7 @@ import { buildSucceeded, failBuild } from './build-failure.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outAt = process.argv.indexOf('--out');
-const out = outAt > 0 && process.argv[outAt + 1] ? resolve(process.argv[outAt + 1]) : join(root, 'src/worker/bundled-config.generated.ts');
+const out = outAt > 0 && process.argv[outAt + 1] ? resolve(process.argv[outAt + 1]) : join(root, 'src/worker/deployment/bundled-config.generated.ts');
 const named = process.env.RUNVIL_CONFIG;
 const path = named ? resolve(named) : join(root, 'runvil.yaml');
 

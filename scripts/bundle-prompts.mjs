@@ -2,7 +2,7 @@
 /**
  * Bundles the example prompts of prompts/ into the Worker at build time: checks each one as
  * `runvil check` does (parsed, its Lua compiled, its frontmatter `name` its file name, which
- * the Worker serves it under) and writes src/worker/bundled-prompts.generated.ts, a record
+ * the Worker serves it under) and writes src/worker/deployment/bundled-prompts.generated.ts, a record
  * of file name (without `.md`) to the prompt's text. A prompt that does not pass fails the
  * build with `file:line:column: error[Kind]: message` (build-failure.mjs; under `npm start`
  * the server keeps its last good build instead). Run by wrangler before every build
@@ -26,7 +26,7 @@ import { buildSucceeded, failBuild } from './build-failure.mjs';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dir = process.env.RUNVIL_PROMPTS_DIR ? resolve(process.env.RUNVIL_PROMPTS_DIR) : join(root, 'prompts');
 const outAt = process.argv.indexOf('--out');
-const out = outAt > 0 && process.argv[outAt + 1] ? resolve(process.argv[outAt + 1]) : join(root, 'src/worker/bundled-prompts.generated.ts');
+const out = outAt > 0 && process.argv[outAt + 1] ? resolve(process.argv[outAt + 1]) : join(root, 'src/worker/deployment/bundled-prompts.generated.ts');
 
 const files = existsSync(dir)
   ? readdirSync(dir)
@@ -59,7 +59,7 @@ ${entries.join('\n')}
 const current = existsSync(out) ? readFileSync(out, 'utf8') : '';
 if (process.argv.includes('--check')) {
   if (current !== text) {
-    console.error('src/worker/bundled-prompts.generated.ts is stale: run `node --import tsx scripts/bundle-prompts.mjs`');
+    console.error('src/worker/deployment/bundled-prompts.generated.ts is stale: run `node --import tsx scripts/bundle-prompts.mjs`');
     process.exit(1);
   }
 } else {

@@ -1,5 +1,5 @@
 /**
- * Writes the wasm stub modules behind the WebAssembly.Function polyfill (src/worker/).
+ * Writes the wasm stub modules behind the WebAssembly.Function polyfill (src/worker/workerd-lua/wasm-stubs/).
  *
  * emscripten's `addFunction` turns a JS function into a typed wasm function by compiling
  * a tiny module at run time; workerd refuses to compile wasm from bytes, so the Worker
@@ -62,7 +62,7 @@ export function stubBytes(signature) {
 const check = process.argv.includes('--check');
 let stale = 0;
 for (const [signature, use] of Object.entries(SIGNATURES)) {
-  const path = fileURLToPath(new URL(`../src/worker/wasm-stubs/${signature}.wasm`, import.meta.url));
+  const path = fileURLToPath(new URL(`../src/worker/workerd-lua/wasm-stubs/${signature}.wasm`, import.meta.url));
   const bytes = stubBytes(signature);
   if (check) {
     let current;

@@ -102,7 +102,7 @@ export interface Trigger {
 
 /** `runvil.yaml`, checked. */
 export interface DeploymentConfig {
-  /** The origin used in callback and answer URLs; null: RUNVIL_ORIGIN, else none (src/worker/public-origin.ts). */
+  /** The origin used in callback and answer URLs; null: RUNVIL_ORIGIN, else none (src/worker/deployment/public-origin.ts). */
   publicUrl: ConfigText | null;
   /** Configured Packs by fully qualified name, in file order. */
   packs: ReadonlyMap<string, ConfiguredPack>;

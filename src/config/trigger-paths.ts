@@ -111,7 +111,7 @@ class TriggerPathEnvironment extends JSONPathEnvironment {
 
 /**
  * How deep a descendant segment (`..`) goes. json-p3's default (50) is below the 64 levels
- * the Worker lets a body nest (src/worker/body.ts), so a payload 51 levels deep would make
+ * the Worker lets a body nest (src/worker/http/body.ts), so a payload 51 levels deep would make
  * `$..x` throw rather than read it.
  */
 const MAX_DESCENT = 256;

@@ -13,7 +13,7 @@ import type { ToolOutcome } from './pack.ts';
  * (DEFAULT_LIMITS.memoryBytes), and an output lives there more than once (the text, its
  * untrusted envelope, a structured output decoded into tables several times its size, the
  * conversation a model round sends); 1 MiB also passes any model's context window, so nothing
- * useful is lost, and it is what the callback route takes as a body (src/worker/body.ts).
+ * useful is lost, and it is what the callback route takes as a body (src/worker/http/body.ts).
  */
 export const TOOL_OUTPUT_BYTES = 1024 * 1024;
 

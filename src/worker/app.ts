@@ -2,9 +2,9 @@
  * The Hono app: the HTTP API of DESIGN.md ("The HTTP API"). Every error is JSON.
  */
 import { Hono } from 'hono';
-import { requireApiToken } from './auth.ts';
+import { requireApiToken } from './http/auth.ts';
 import type { Env } from './env.ts';
-import { ApiError, errorResponse } from './http-error.ts';
+import { ApiError, errorResponse } from './http/http-error.ts';
 import { hookRoutes } from './routes/hooks.ts';
 import { packRoutes } from './routes/packs.ts';
 import { listRoutes } from './routes/lists.ts';
@@ -13,9 +13,9 @@ import { replayRoutes } from './routes/replays.ts';
 import { runRoutes } from './routes/runs.ts';
 import { toolResultRoutes } from './routes/tool-results.ts';
 import { triggerRoutes } from './routes/triggers.ts';
-import { checkPathEncoding } from './request-path.ts';
+import { checkPathEncoding } from './http/request-path.ts';
 import { consoleRoutes } from './console/routes.tsx';
-import { noSniff } from './nosniff.ts';
+import { noSniff } from './http/nosniff.ts';
 
 /** Builds the app. */
 export function createApp(): Hono<{ Bindings: Env }> {

@@ -4,7 +4,7 @@
  */
 import type { AiBinding } from '../models/workers-ai.ts';
 import type { D1Database, DoNamespace, KvNamespace } from './platform-types.ts';
-import type { RunObjectApi } from './run-object-api.ts';
+import type { RunObjectApi } from './run-object/run-object-api.ts';
 
 /** What the Worker and its run objects are given. */
 export interface Env {

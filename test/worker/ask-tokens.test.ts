@@ -5,7 +5,7 @@
  * credential is refused with 401 by the Worker before the run object is asked anything.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { PendingAsk } from '../../src/worker/run-view.ts';
+import type { PendingAsk } from '../../src/worker/run-object/run-view.ts';
 import type { RunView } from './app/client.ts';
 import { API_TOKEN, call, getRun, json, until } from './app/client.ts';
 import { ARM_ASKS, DESK } from './app/prompts.ts';

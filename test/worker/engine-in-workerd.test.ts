@@ -3,7 +3,7 @@
  * giving what Node gives (engine-expected.ts) for the scenarios of engine-scenario.ts.
  * lua-in-bundle.test.ts runs the same scenarios in the Worker bundle as deployed.
  */
-import { createWorkerdLuaFactory } from '../../src/worker/lua-factory.ts'; // first: defines `location`
+import { createWorkerdLuaFactory } from '../../src/worker/workerd-lua/lua-factory.ts'; // first: src/worker/workerd-lua/README.md
 import glue from 'wasmoon/dist/glue.wasm';
 import { LuaPlatform } from '../../src/engine/lua/vm.ts';
 import { beforeAll, describe, expect, it } from 'vitest';

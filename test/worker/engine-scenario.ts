@@ -3,8 +3,8 @@
  * pool) and the Worker bundle (bundle/entry.ts): a multi-section prompt through every
  * Engine feature, its replay, a Limit error, and many runs in a row in one isolate.
  *
- * This module imports the Engine, and so wasmoon: whoever imports it must first import
- * src/worker/lua-factory.ts (or wasmoon-env.ts), which defines `location` for wasmoon.
+ * This module imports the Engine, and so wasmoon: its importer loads the Lua adapter first
+ * (src/worker/workerd-lua/README.md, "It loads first").
  * What Node gives for the same runs is in engine-expected.ts.
  */
 import type { LuaPlatform } from '../../src/engine/lua/vm.ts';

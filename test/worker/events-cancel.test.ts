@@ -5,7 +5,7 @@
 // @ts-ignore -- the module's types come with the pool, not in tsconfig's types
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { StreamEvent } from '../../src/worker/run-view.ts';
+import type { StreamEvent } from '../../src/worker/run-object/run-view.ts';
 import { call, getRun, json, kvRecord, settled, testEnv } from './app/client.ts';
 import { DESK, WAITER } from './app/prompts.ts';
 import { dropObjects, openVms } from './app/test-worker.ts';

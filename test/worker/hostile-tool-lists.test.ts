@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseDeploymentConfig } from '../../src/config/parse-config.ts';
 import { MCP_TOOL_LIST_PAGES } from '../../src/host/remote/mcp/mcp-list-read.ts';
 import { clearMcpToolListCache } from '../../src/host/remote/mcp/mcp-tool-list.ts';
-import { replaceDeploymentConfig } from '../../src/worker/deployment.ts';
+import { replaceDeploymentConfig } from '../../src/worker/deployment/deployment.ts';
 import { call, json, settled } from './app/client.ts';
 
 const { origin } = inject('toolLists');

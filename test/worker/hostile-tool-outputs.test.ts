@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { parseDeploymentConfig } from '../../src/config/parse-config.ts';
 import { clearMcpToolListCache } from '../../src/host/remote/mcp/mcp-tool-list.ts';
-import { replaceDeploymentConfig } from '../../src/worker/deployment.ts';
+import { replaceDeploymentConfig } from '../../src/worker/deployment/deployment.ts';
 import { call, json, testEnv, until, type RunView } from './app/client.ts';
 import app from './app/test-worker.ts';
 import { receivedBy } from './app/tool-service.ts';

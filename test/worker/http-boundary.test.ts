@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/worker/app.ts';
-import { INTERNAL_ERROR_MESSAGE } from '../../src/worker/http-error.ts';
+import { INTERNAL_ERROR_MESSAGE } from '../../src/worker/http/http-error.ts';
 import { call, json, testEnv, until } from './app/client.ts';
 import { DESK, GREET } from './app/prompts.ts';
 

@@ -9,7 +9,7 @@
 // @ts-ignore -- the module's types come with the pool, not in tsconfig's types
 import { runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import type { PendingToolCall, RunView, StreamEvent } from '../../src/worker/run-view.ts';
+import type { PendingToolCall, RunView, StreamEvent } from '../../src/worker/run-object/run-view.ts';
 import { call, json, testEnv, untilServed } from './app/client.ts';
 import { performedBy } from './app/test-host.ts';
 import { armFault, dropObjects } from './app/test-worker.ts';

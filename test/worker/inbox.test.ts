@@ -368,7 +368,7 @@ describe('the index', () => {
       ).results
         .map((row) => row.detail)
         .join('; ');
-    const { runsPageSql, asksPageSql } = await import('../../src/worker/run-index.ts');
+    const { runsPageSql, asksPageSql } = await import('../../src/worker/outbox/run-index.ts');
     const after = { created_at: '2026-01-01', run_id: 'f' };
     for (const prompt of [null, 'approve']) {
       for (const status of [null, 'completed'] as const) {

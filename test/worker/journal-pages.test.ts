@@ -7,7 +7,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import type { JournalEntry } from '../../src/engine/journal.ts';
 import type { DoStorage } from '../../src/worker/platform-types.ts';
-import { RunState } from '../../src/worker/run-state.ts';
+import { RunState } from '../../src/worker/run-object/run-state.ts';
 import { testEnv } from './app/client.ts';
 
 /** A journal entry of a tool call whose answer is `text`. */

@@ -7,10 +7,10 @@
 // @ts-ignore -- the module's types come with the pool, not in tsconfig's types
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { KV_OPS_PER_ALARM } from '../../src/worker/kv-sync.ts';
-import type { RunProgress } from '../../src/worker/run-state.ts';
-import { KvRunStore, kvKeys } from '../../src/worker/run-store-kv.ts';
-import type { RunView } from '../../src/worker/run-view.ts';
+import { KV_OPS_PER_ALARM } from '../../src/worker/outbox/kv-sync.ts';
+import type { RunProgress } from '../../src/worker/run-object/run-state.ts';
+import { KvRunStore, kvKeys } from '../../src/worker/outbox/run-store-kv.ts';
+import type { RunView } from '../../src/worker/run-object/run-view.ts';
 import { call, json, testEnv } from './app/client.ts';
 import { MANY_FILES, MANY_FILES_COUNT } from './app/prompts.ts';
 import { alarmKv, dropObjects, failKvPut, type AlarmKvOps } from './app/test-worker.ts';

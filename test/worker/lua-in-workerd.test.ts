@@ -4,7 +4,7 @@
  * Chunks run on a thread of the test's own (load, resume, read, clear the stack), never
  * through `doString`, which leaks a stack slot per call (notes/wasmoon-in-workerd.md).
  */
-import { createWorkerdLuaFactory } from '../../src/worker/lua-factory.ts'; // first: defines `location`
+import { createWorkerdLuaFactory } from '../../src/worker/workerd-lua/lua-factory.ts'; // first: src/worker/workerd-lua/README.md
 import glue from 'wasmoon/dist/glue.wasm';
 import { LuaEventMasks, LuaReturn, type LuaEngine, type LuaFactory, type LuaThread } from 'wasmoon';
 import { beforeAll, describe, expect, it } from 'vitest';

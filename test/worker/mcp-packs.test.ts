@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseDeploymentConfig } from '../../src/config/parse-config.ts';
 import { clearMcpToolListCache } from '../../src/host/remote/mcp/mcp-tool-list.ts';
-import { replaceDeploymentConfig } from '../../src/worker/deployment.ts';
+import { replaceDeploymentConfig } from '../../src/worker/deployment/deployment.ts';
 import { call, getRun, json, settled, until } from './app/client.ts';
 
 const mcp = inject('mcp');

@@ -9,7 +9,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { NOTIFICATION_TYPES, type NotifyTarget } from '../../src/config/deployment-config.ts';
-import { NOTIFY_RETRY_MS } from '../../src/worker/outbox.ts';
+import { NOTIFY_RETRY_MS } from '../../src/worker/outbox/outbox.ts';
 import { call, json, settled } from './app/client.ts';
 import { notifications } from './app/test-worker.ts';
 import { performedBy } from './app/test-host.ts';

@@ -9,7 +9,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { NOTIFICATION_TYPES } from '../../src/config/deployment-config.ts';
-import type { RunView } from '../../src/worker/run-view.ts';
+import type { RunView } from '../../src/worker/run-object/run-view.ts';
 import { call, kvRecord, testEnv } from './app/client.ts';
 import { killOutbox, notifications, outboxKilled } from './app/test-worker.ts';
 

@@ -9,10 +9,10 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EMPTY_CONFIG, NOTIFICATION_TYPES, type DeploymentConfig } from '../../src/config/deployment-config.ts';
-import { replaceDeploymentConfig } from '../../src/worker/deployment.ts';
+import { replaceDeploymentConfig } from '../../src/worker/deployment/deployment.ts';
 import type { Env } from '../../src/worker/env.ts';
-import { NO_PUBLIC_ORIGIN, publicOrigin } from '../../src/worker/public-origin.ts';
-import type { PendingAsk } from '../../src/worker/run-view.ts';
+import { NO_PUBLIC_ORIGIN, publicOrigin } from '../../src/worker/deployment/public-origin.ts';
+import type { PendingAsk } from '../../src/worker/run-object/run-view.ts';
 import { API_TOKEN, json, settled, testEnv } from './app/client.ts';
 import app from './app/test-worker.ts';
 import { notifications } from './app/test-worker.ts';

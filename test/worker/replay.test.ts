@@ -7,7 +7,7 @@
 // @ts-ignore -- the module's types come with the pool, not in tsconfig's types
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import type { StreamEvent } from '../../src/worker/run-view.ts';
+import type { StreamEvent } from '../../src/worker/run-object/run-view.ts';
 import type { RunView } from './app/client.ts';
 import { call, drive, getRun, json, kvRecord, settled, testEnv, untilServed, untimed } from './app/client.ts';
 import { DESK, DESK_EFFECTS } from './app/prompts.ts';

@@ -12,8 +12,8 @@ import { parseDeploymentConfig } from '../../src/config/parse-config.ts';
 import { readTestText } from '../../src/cli/test-file.ts';
 import { runPromptTest } from '../../src/cli/test-run.ts';
 import { clearMcpToolListCache } from '../../src/host/remote/mcp/mcp-tool-list.ts';
-import { replaceDeploymentConfig } from '../../src/worker/deployment.ts';
-import { isolatePlatform } from '../../src/worker/lua-platform.ts';
+import { replaceDeploymentConfig } from '../../src/worker/deployment/deployment.ts';
+import { isolatePlatform } from '../../src/worker/workerd-lua/lua-platform.ts';
 import { call, getRun, json, settled, until } from './app/client.ts';
 import { receivedBy } from './app/tool-service.ts';
 

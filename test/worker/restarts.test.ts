@@ -7,8 +7,8 @@
 // @ts-ignore -- the module's types come with the pool, not in tsconfig's types
 import { runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import type { RunView } from '../../src/worker/run-view.ts';
-import { MAX_DEATHS_WITHOUT_PROGRESS, WATCHDOG_MS } from '../../src/worker/run-alarm.ts';
+import type { RunView } from '../../src/worker/run-object/run-view.ts';
+import { MAX_DEATHS_WITHOUT_PROGRESS, WATCHDOG_MS } from '../../src/worker/run-object/run-alarm.ts';
 import { call, json, kvRecord, testEnv, untilServed } from './app/client.ts';
 import { performedBy } from './app/test-host.ts';
 import { armFault, dropObjects } from './app/test-worker.ts';

@@ -6,7 +6,7 @@
  * results they would have had.
  */
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import type { StreamEvent } from '../../src/worker/run-view.ts';
+import type { StreamEvent } from '../../src/worker/run-object/run-view.ts';
 import { call, json, settled, until, type RunView } from './app/client.ts';
 import { reclaimedRuns } from './app/test-worker.ts';
 import { receivedBy } from './app/tool-service.ts';

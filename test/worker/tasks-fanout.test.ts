@@ -10,7 +10,7 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { expectedResult, fanoutPrompt, ISOLATE_BYTES, VM_BOUND, type FanoutMeasure } from '../../bench/worker-fanout.ts';
-import type { RunView, StreamEvent } from '../../src/worker/run-view.ts';
+import type { RunView, StreamEvent } from '../../src/worker/run-object/run-view.ts';
 import { call, json, kvRecord, untilServed } from './app/client.ts';
 import { armFault, dropObjects } from './app/test-worker.ts';
 

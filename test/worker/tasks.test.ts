@@ -10,8 +10,8 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DoStorage } from '../../src/worker/platform-types.ts';
-import { RunState } from '../../src/worker/run-state.ts';
-import type { PendingAsk, StreamEvent } from '../../src/worker/run-view.ts';
+import { RunState } from '../../src/worker/run-object/run-state.ts';
+import type { PendingAsk, StreamEvent } from '../../src/worker/run-object/run-view.ts';
 import type { RunView } from './app/client.ts';
 import { call, getRun, json, kvRecord, testEnv, untilServed, untimed } from './app/client.ts';
 import { ARM_ASKS, CANCEL_ASK, SPIN_ASK, TASKS } from './app/prompts.ts';

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Trigger } from '../../src/config/deployment-config.ts';
-import { replaceDeploymentConfig } from '../../src/worker/deployment.ts';
+import { replaceDeploymentConfig } from '../../src/worker/deployment/deployment.ts';
 import { call, json, kvRecord, settled, testEnv } from './app/client.ts';
 import app from './app/test-worker.ts';
 import { deliver, githubHeaders, HOOKED, issuePayload, slackHeaders, TRIAGE, TRIGGER_CONFIG, triggerEnv } from './app/triggers.ts';

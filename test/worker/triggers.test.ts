@@ -7,7 +7,7 @@
  */
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replaceDeploymentConfig } from '../../src/worker/deployment.ts';
+import { replaceDeploymentConfig } from '../../src/worker/deployment/deployment.ts';
 import { receiveStripe } from '../../src/worker/triggers/stripe.ts';
 import { call, json, kvRecord, settled, testEnv } from './app/client.ts';
 import { GREET } from './app/prompts.ts';

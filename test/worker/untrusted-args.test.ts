@@ -7,8 +7,8 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { readTestText } from '../../src/cli/test-file.ts';
 import { runPromptTest } from '../../src/cli/test-run.ts';
-import { isolatePlatform } from '../../src/worker/lua-platform.ts';
-import { startRun } from '../../src/worker/start-run.ts';
+import { isolatePlatform } from '../../src/worker/workerd-lua/lua-platform.ts';
+import { startRun } from '../../src/worker/run-object/start-run.ts';
 import { call, drive, json, kvRecord, settled, testEnv, untilServed, type RunView } from './app/client.ts';
 import { dropObjects } from './app/test-worker.ts';
 

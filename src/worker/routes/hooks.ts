@@ -7,18 +7,18 @@
  * `?wait=SECONDS` waits for the run as `POST /prompts/:name/runs` does.
  */
 import { Hono, type Context } from 'hono';
-import { publicView } from '../ask-view.ts';
-import { checkJsonContentType, parseJsonObject, readText } from '../body.ts';
-import { deploymentConfig } from '../deployment.ts';
+import { publicView } from '../waits/ask-view.ts';
+import { checkJsonContentType, parseJsonObject, readText } from '../http/body.ts';
+import { deploymentConfig } from '../deployment/deployment.ts';
 import type { Env } from '../env.ts';
-import { ApiError } from '../http-error.ts';
-import { checkPromptName } from '../prompt-library.ts';
-import { checkDedupeKey, webhookRunId } from '../run-ids.ts';
-import type { ObjectView } from '../run-view.ts';
-import { startRun } from '../start-run.ts';
+import { ApiError } from '../http/http-error.ts';
+import { checkPromptName } from '../deployment/prompt-library.ts';
+import { checkDedupeKey, webhookRunId } from '../run-object/run-ids.ts';
+import type { ObjectView } from '../run-object/run-view.ts';
+import { startRun } from '../run-object/start-run.ts';
 import { deliver } from '../triggers/delivery.ts';
-import { waitSeconds } from '../wait.ts';
-import { verifyWebhook, webhookHeaders, webhookSecretName } from '../webhooks.ts';
+import { waitSeconds } from '../http/wait-param.ts';
+import { verifyWebhook, webhookHeaders, webhookSecretName } from '../triggers/webhooks.ts';
 
 /** The webhook route. */
 export const hookRoutes = new Hono<{ Bindings: Env }>();

@@ -3,12 +3,12 @@
  * the index (run-index.ts), a page at a time.
  */
 import { Hono } from 'hono';
-import { publicAsk } from '../ask-view.ts';
-import { requireApiToken } from '../auth.ts';
+import { publicAsk } from '../waits/ask-view.ts';
+import { requireApiToken } from '../http/auth.ts';
 import type { Env } from '../env.ts';
-import { decodeCursor, encodeCursor, limitOf, listParams, oneOf, promptFilter } from '../list-query.ts';
-import { ASK_STATUSES, asksPage, runsPage, type AskRow, type AskStatus } from '../run-index.ts';
-import type { PendingAsk, RunStatus } from '../run-view.ts';
+import { decodeCursor, encodeCursor, limitOf, listParams, oneOf, promptFilter } from '../http/list-query.ts';
+import { ASK_STATUSES, asksPage, runsPage, type AskRow, type AskStatus } from '../outbox/run-index.ts';
+import type { PendingAsk, RunStatus } from '../run-object/run-view.ts';
 
 const RUN_STATUSES: readonly RunStatus[] = ['running', 'suspended', 'completed', 'failed', 'cancelled'];
 

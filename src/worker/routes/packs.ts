@@ -10,9 +10,9 @@ import { reportConfiguredPacks, type PackReport } from '../../host/remote/config
 import { servicesOf } from '../../host/harness.ts';
 import { OPERATOR_WINDOW_CLOSED } from '../../host/operator.ts';
 import type { Pack, ServiceDirectory } from '../../host/pack.ts';
-import { deploymentConfig } from '../deployment.ts';
+import { deploymentConfig } from '../deployment/deployment.ts';
 import { textVars, type Env } from '../env.ts';
-import { workerHost } from '../worker-host.ts';
+import { workerHost } from '../deployment/worker-host.ts';
 
 /** The Packs route. */
 export const packRoutes = new Hono<{ Bindings: Env }>();

@@ -2,15 +2,15 @@
  * `GET /prompts`, `GET|PUT /prompts/:name`, `POST /prompts/:name/runs`.
  */
 import { Hono } from 'hono';
-import { publicView } from '../ask-view.ts';
-import { checkJsonContentType, onlyKeys, parseJsonObject, readText } from '../body.ts';
+import { publicView } from '../waits/ask-view.ts';
+import { checkJsonContentType, onlyKeys, parseJsonObject, readText } from '../http/body.ts';
 import type { Env } from '../env.ts';
-import { ApiError } from '../http-error.ts';
-import { checkPromptCompiles, packWarnings } from '../prompt-checks.ts';
-import { checkPromptName, findPrompt, listPrompts, parseDeployed, savePrompt } from '../prompt-library.ts';
-import { checkDedupeKey, dedupedRunId, MAX_IDEMPOTENCY_KEY_CHARS } from '../run-ids.ts';
-import { startRun } from '../start-run.ts';
-import { waitSeconds } from '../wait.ts';
+import { ApiError } from '../http/http-error.ts';
+import { checkPromptCompiles, packWarnings } from '../deployment/prompt-checks.ts';
+import { checkPromptName, findPrompt, listPrompts, parseDeployed, savePrompt } from '../deployment/prompt-library.ts';
+import { checkDedupeKey, dedupedRunId, MAX_IDEMPOTENCY_KEY_CHARS } from '../run-object/run-ids.ts';
+import { startRun } from '../run-object/start-run.ts';
+import { waitSeconds } from '../http/wait-param.ts';
 import type { Json } from '../../json/json.ts';
 
 /** The prompt routes. */

@@ -7,16 +7,16 @@ import { Hono } from 'hono';
 import { forkPrefix } from '../../host/fork.ts';
 import { argsFromData } from '../../prompt/run-args.ts';
 import type { Json } from '../../json/json.ts';
-import { publicView } from '../ask-view.ts';
-import { requireApiToken } from '../auth.ts';
-import { checkJsonContentType, onlyKeys, parseJsonObject, readText } from '../body.ts';
+import { publicView } from '../waits/ask-view.ts';
+import { requireApiToken } from '../http/auth.ts';
+import { checkJsonContentType, onlyKeys, parseJsonObject, readText } from '../http/body.ts';
 import type { Env } from '../env.ts';
-import { ApiError } from '../http-error.ts';
-import { parseDeployed } from '../prompt-library.ts';
-import { runTimeoutSeconds } from '../run-alarm.ts';
-import type { Refusal } from '../run-object-api.ts';
-import { runObject } from '../run-ids.ts';
-import { waitSeconds } from '../wait.ts';
+import { ApiError } from '../http/http-error.ts';
+import { parseDeployed } from '../deployment/prompt-library.ts';
+import { runTimeoutSeconds } from '../run-object/run-alarm.ts';
+import type { Refusal } from '../run-object/run-object-api.ts';
+import { runObject } from '../run-object/run-ids.ts';
+import { waitSeconds } from '../http/wait-param.ts';
 
 /** The routes that make a run a test and fork it. */
 export const replayRoutes = new Hono<{ Bindings: Env }>();

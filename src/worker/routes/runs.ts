@@ -3,17 +3,17 @@
  * `POST /runs/:id/cancel`, `GET /runs/:id/files/*`.
  */
 import { Hono } from 'hono';
-import { askTokenResponse, publicView } from '../ask-view.ts';
-import { answerCredential, requireApiToken } from '../auth.ts';
-import { checkJsonContentType, onlyKeys, parseJsonObject, readText } from '../body.ts';
+import { askTokenResponse, publicView } from '../waits/ask-view.ts';
+import { answerCredential, requireApiToken } from '../http/auth.ts';
+import { checkJsonContentType, onlyKeys, parseJsonObject, readText } from '../http/body.ts';
 import type { Env } from '../env.ts';
-import { ApiError } from '../http-error.ts';
-import type { Refusal } from '../run-object-api.ts';
-import { rawPath } from '../request-path.ts';
-import { runObject } from '../run-ids.ts';
-import { waitSeconds } from '../wait.ts';
-import { KvRunStore, readRunRecord } from '../run-store-kv.ts';
-import type { RunView } from '../run-view.ts';
+import { ApiError } from '../http/http-error.ts';
+import type { Refusal } from '../run-object/run-object-api.ts';
+import { rawPath } from '../http/request-path.ts';
+import { runObject } from '../run-object/run-ids.ts';
+import { waitSeconds } from '../http/wait-param.ts';
+import { KvRunStore, readRunRecord } from '../outbox/run-store-kv.ts';
+import type { RunView } from '../run-object/run-view.ts';
 import type { Json } from '../../json/json.ts';
 
 /** The longest `answered_by` an answer may carry, in characters. */

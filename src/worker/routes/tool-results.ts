@@ -7,13 +7,13 @@
  */
 import { Hono } from 'hono';
 import { toolResultOf } from '../../host/tool-calls.ts';
-import { credentialOf } from '../auth.ts';
-import { askSecret } from '../ask-token.ts';
-import { checkJsonContentType, parseJsonObject, readText } from '../body.ts';
-import { isCallToken } from '../call-token.ts';
+import { credentialOf } from '../http/auth.ts';
+import { askSecret } from '../waits/ask-token.ts';
+import { checkJsonContentType, parseJsonObject, readText } from '../http/body.ts';
+import { isCallToken } from '../waits/call-token.ts';
 import type { Env } from '../env.ts';
-import { ApiError } from '../http-error.ts';
-import { runObject } from '../run-ids.ts';
+import { ApiError } from '../http/http-error.ts';
+import { runObject } from '../run-object/run-ids.ts';
 
 /** The tool-result route. */
 export const toolResultRoutes = new Hono<{ Bindings: Env }>();

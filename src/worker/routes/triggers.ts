@@ -4,8 +4,8 @@
  * variables its secret is read from and whether they are set; never a secret's value.
  */
 import { Hono } from 'hono';
-import { requireApiToken } from '../auth.ts';
-import { deploymentConfig } from '../deployment.ts';
+import { requireApiToken } from '../http/auth.ts';
+import { deploymentConfig } from '../deployment/deployment.ts';
 import type { Env } from '../env.ts';
 import { secretVariables, triggerSecret } from '../triggers/delivery.ts';
 

@@ -9,12 +9,12 @@
 import { resolveConfigValue, type Trigger, type TriggerSender } from '../../config/deployment-config.ts';
 import { compileArgPath, readArgPath, type ArgPath } from '../../config/trigger-paths.ts';
 import type { Json } from '../../json/json.ts';
-import { readText } from '../body.ts';
+import { readText } from '../http/body.ts';
 import { textVars, type Env } from '../env.ts';
-import { ApiError } from '../http-error.ts';
-import { checkDedupeKey, triggerRunId } from '../run-ids.ts';
-import { startRun } from '../start-run.ts';
-import type { ObjectView } from '../run-view.ts';
+import { ApiError } from '../http/http-error.ts';
+import { checkDedupeKey, triggerRunId } from '../run-object/run-ids.ts';
+import { startRun } from '../run-object/start-run.ts';
+import type { ObjectView } from '../run-object/run-view.ts';
 import { receiveGithub } from './github.ts';
 import type { ReceiveDelivery } from './sender.ts';
 import { receiveSlack } from './slack.ts';

@@ -5,8 +5,8 @@
  * raised here, after the signature held.
  */
 import type { Json } from '../../json/json.ts';
-import { parseJsonObject } from '../body.ts';
-import { ApiError } from '../http-error.ts';
+import { parseJsonObject } from '../http/body.ts';
+import { ApiError } from '../http/http-error.ts';
 
 /** A verified delivery. */
 export interface Delivery {

@@ -4,7 +4,7 @@
  * under the trigger's secret. `webhook-id` names the run; the event is the payload's
  * `type`, as the specification's payloads carry it (`invoice.paid`).
  */
-import { verifyWebhook } from '../webhooks.ts';
+import { verifyWebhook } from './webhooks.ts';
 import { payloadOf, stringField, unsigned, type Received } from './sender.ts';
 
 /** Checks and reads a Standard Webhooks delivery. */

@@ -5,7 +5,7 @@
 import { env } from 'cloudflare:workers';
 import app from './test-worker.ts';
 import type { Env } from '../../../src/worker/env.ts';
-import type { PendingAsk, RunView as ApiRunView } from '../../../src/worker/run-view.ts';
+import type { PendingAsk, RunView as ApiRunView } from '../../../src/worker/run-object/run-view.ts';
 
 /**
  * A run view whose pending entries are asks: the view of every test run but those that call

@@ -7,15 +7,15 @@
  * or an eviction would. It also logs the KV operations of each alarm invocation
  * (`alarmKv`), and can make one KV write fail (`failKvPut`).
  */
-import '../../../src/worker/lua-factory.ts';
+import '../../../src/worker/workerd-lua/lua-factory.ts';
 // @ts-ignore -- the module's types come with the pool, not in tsconfig's types
 import { abortAllDurableObjects } from 'cloudflare:test';
 import type { JournalEntry } from '../../../src/engine/journal.ts';
 import type { Operator } from '../../../src/host/operator.ts';
 import type { KvNamespace } from '../../../src/worker/platform-types.ts';
 import { createApp } from '../../../src/worker/app.ts';
-import { RunObject as WorkerRunObject } from '../../../src/worker/run-object.ts';
-import { isolatePlatform } from '../../../src/worker/lua-platform.ts';
+import { RunObject as WorkerRunObject } from '../../../src/worker/run-object/run-object.ts';
+import { isolatePlatform } from '../../../src/worker/workerd-lua/lua-platform.ts';
 import { testHost } from './test-host.ts';
 import type { NotifyTarget } from '../../../src/config/deployment-config.ts';
 

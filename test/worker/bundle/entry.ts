@@ -6,20 +6,20 @@
  * that is deployed. `npm run test:workers` builds it into .wrangler/test-bundle/.
  *
  * It also runs the Engine scenarios of ../engine-scenario.ts on the isolate's LuaPlatform
- * (src/worker/lua-platform.ts, the one the run objects use): GET /engine/platform answers
+ * (src/worker/workerd-lua/lua-platform.ts, the one the run objects use): GET /engine/platform answers
  * whether it calls the wasm exports directly; GET /engine/tour, /engine/loop and
  * /engine/trios?count=N answer their summaries, and GET /engine/fanout?items=N&name=fanout|calls the fanout measurement of
  * bench/worker-fanout.ts (tasks-fanout.test.ts).
  */
-import { createWorkerdLuaFactory } from '../../../src/worker/lua-factory.ts'; // first: defines `location`
+import { createWorkerdLuaFactory } from '../../../src/worker/workerd-lua/lua-factory.ts'; // first: src/worker/workerd-lua/README.md
 import glue from 'wasmoon/dist/glue.wasm';
 import { LuaReturn, type LuaFactory } from 'wasmoon';
-import { isolatePlatform } from '../../../src/worker/lua-platform.ts';
+import { isolatePlatform } from '../../../src/worker/workerd-lua/lua-platform.ts';
 import { runLoop, runTour, runTrios } from '../engine-scenario.ts';
 import { measureFanout } from '../../../bench/worker-fanout.ts';
 
 // wrangler.toml binds the run Durable Object, so the bundle built with it must export the class.
-export { RunObject } from '../../../src/worker/run-object.ts';
+export { RunObject } from '../../../src/worker/run-object/run-object.ts';
 
 let firstFactory: LuaFactory | undefined;
 

@@ -1,0 +1,503 @@
+/**
+ * The run Durable Object: one object per run owns the run's durable state (run-state.ts)
+ * and runs the Engine (live-run.ts). An operator ask suspends the run and lists it as
+ * pending; an answer resumes it, from the live VM when the object still holds it, by
+ * replay of the journal when the object was evicted or restarted, or when the isolate's
+ * Lua memory was full and the platform took the suspended run's VMs for another run
+ * (live-run.ts). Both give the same result and the same events.
+ *
+ * Around it: the view it answers with (object-view.ts), the configured Packs a run keeps
+ * (run-packs.ts), a tool call's callback (call-callback.ts), when its alarm runs and what it
+ * does then (run-alarm.ts), the finished run's KV writes (kv-sync.ts), notifications and the
+ * index (outbox.ts), and when notifications are sent (outbox-sender.ts).
+ */
+import { DurableObject } from 'cloudflare:workers';
+import type { JournalEntry } from '../../engine/journal.ts';
+import type { RunOutcome } from '../../engine/run.ts';
+import type { HostConfig } from '../../host/host.ts';
+import type { Operator } from '../../host/operator.ts';
+import { chainOfAsk, expireAsks } from '../waits/ask-broker.ts';
+import type { DeploymentConfig } from '../../config/deployment-config.ts';
+import { deploymentConfig } from '../deployment/deployment.ts';
+import type { ToolResult } from '../../host/tool-calls.ts';
+import { closeOpenCalls, expireCalls, takeResult } from '../waits/call-broker.ts';
+import { callbackOf } from '../waits/call-callback.ts';
+import type { Env } from '../env.ts';
+import { eventStream, resumePoint } from './event-stream.ts';
+import { syncRunToKv } from '../outbox/kv-sync.ts';
+import { publicAsk } from '../waits/ask-view.ts';
+import { textVars } from '../env.ts';
+import { Outbox, type NotificationDelivery } from '../outbox/outbox.ts';
+import { OutboxSender } from '../outbox/outbox-sender.ts';
+import { notifyRetryScale, notifyTargetsOf } from '../outbox/notify-targets.ts';
+import type { NotifyTarget } from '../../config/deployment-config.ts';
+import { OPERATOR_WINDOW_CLOSED } from '../../host/operator.ts';
+import { abandonEarlierExecution, LiveRun } from './live-run.ts';
+import type { D1Database, KvNamespace } from '../platform-types.ts';
+import { alarmDuty, alarmTime, deathsReason, MAX_DEATHS_WITHOUT_PROGRESS, timeoutReason } from './run-alarm.ts';
+import type { AnswerOptions, AnswerOutcome, ForkSource, ForkSpec, Refusal, RunObjectApi, StartSpec, ToolResultOutcome, ViewOutcome } from './run-object-api.ts';
+import { checkedForkJournal, forkSourceOf, testFileOf } from './run-replays.ts';
+import { fileChangesOf } from '../../host/fork.ts';
+import { ScriptedOperator } from '../../host/operator.ts';
+import { RunState, type RunMeta } from './run-state.ts';
+import { isFinal, type AskRecord, type ObjectView, type RunStatus } from './run-view.ts';
+import { askInfo, objectViewOf } from './object-view.ts';
+import { judgeAnswer } from '../waits/ask-answer.ts';
+import { forkPackSnapshots, prepareRunPacks, withPackSnapshots, withRunPacks } from './run-packs.ts';
+import type { PackSnapshot } from '../../host/remote/configured-packs.ts';
+import { workerHost } from '../deployment/worker-host.ts';
+import { exceptionText, internalRunError, isRuntimeAbort } from '../../host/internal-error.ts';
+import { dropIsolatePlatform } from '../workerd-lua/lua-platform.ts';
+
+/** The run Durable Object. */
+export class RunObject extends DurableObject<Env> implements RunObjectApi {
+  private readonly state: RunState;
+  private live: LiveRun | null = null;
+  private readonly listeners = new Set<() => void>();
+  private readonly outbox: Outbox;
+  private readonly sender: OutboxSender;
+  /** The alarm time this object last set (null: none, undefined: not known yet). */
+  private alarmAt: number | null | undefined = undefined;
+
+  constructor(ctx: ConstructorParameters<typeof DurableObject<Env>>[0], env: Env) {
+    super(ctx, env);
+    abandonEarlierExecution(ctx.id.toString());
+    this.state = new RunState(ctx.storage);
+    this.state.onEvent = () => this.notify();
+    this.outbox = new Outbox({
+      storage: ctx.storage,
+      state: this.state,
+      targets: () => this.notifyTargets(),
+      vars: () => textVars(this.env),
+      db: () => this.indexDb(),
+      publicAsk: async (ask) => ({ ...(await publicAsk(this.env, ask)) }),
+      askInfo: (ask) => askInfo(this.state.meta()!, ask),
+      syncKv: () => this.syncKv(),
+      wake: (at, now) =>
+        queueMicrotask(() => {
+          this.outboxWritten();
+          void this.wakeBy(at);
+          if (now) this.sender.soon();
+        }),
+      fetch: (request) => this.deliver(request),
+      retryScale: notifyRetryScale(env),
+      beforeDelivery: (what) => this.beforeDelivery(what),
+    });
+    this.state.onChange = (change) => this.outbox.record(change);
+    // Notifications leave in the background once the run's execution settles; a failed one's retry is the alarm's.
+    this.sender = new OutboxSender(
+      async () => {
+        await this.outbox.deliverDue(Date.now(), 'notifications');
+        const next = this.outbox.nextDue();
+        if (next !== null) await this.wakeBy(next);
+      },
+      () => this.live !== null && this.state.progress().status === 'running',
+    );
+  }
+
+  /** The deployment's notify targets (runvil.yaml's `notify:`); tests set their own. */
+  protected notifyTargets(): readonly NotifyTarget[] {
+    return notifyTargetsOf(this.env);
+  }
+
+  /** The index database the outbox writes the run's rows to (the benchmark serves runs without one, to measure the outbox's cost). */
+  protected indexDb(): D1Database | undefined {
+    return this.env.RUNVIL_DB;
+  }
+
+  /** Called once the outbox has written what a change owes, after the change committed (a seam for fault-injection tests). */
+  protected outboxWritten(): void {}
+
+  /** Called before each outbox delivery starts (a seam for fault-injection tests). */
+  protected beforeDelivery(_what: 'index' | 'notification' | 'kv'): void {}
+
+  /** Sends one notification (a seam for tests that count or fail deliveries). */
+  protected deliver(request: Request): Promise<Response> {
+    return fetch(request);
+  }
+
+  /** The Host a run is served with (tests serve their own). */
+  protected host(operator: Operator): HostConfig {
+    return workerHost(this.env, operator, this.config());
+  }
+
+  /** The deployment's configuration (runvil.yaml, bundled). */
+  protected config(): DeploymentConfig {
+    return deploymentConfig();
+  }
+
+  /** Called after each new journal entry is committed; a seam for fault-injection tests. */
+  protected afterJournal(_index: number, _entry: JournalEntry): void | Promise<void> {}
+
+  /** The KV namespace a finished run is written to (tests count its operations). */
+  protected kv(): KvNamespace {
+    return this.env.RUNVIL_KV;
+  }
+
+  async start(spec: StartSpec, waitMs = 0): Promise<{ created: boolean; view: ObjectView }> {
+    if (this.state.meta()) return { created: false, view: await this.viewAfter(waitMs) };
+    await this.create(spec);
+    return { created: true, view: await this.viewAfter(waitMs) };
+  }
+
+  async fork(spec: ForkSpec, waitMs = 0): Promise<ViewOutcome> {
+    if (this.state.meta()) return { ok: false, status: 409, message: 'this run id already holds a run' };
+    // Replayed on the Host the fork runs on (its Packs' manifests: the configured ones as the original kept them), nothing performed.
+    const packs = await forkPackSnapshots(spec.packs, spec, this.config(), textVars(this.env));
+    const host = withPackSnapshots(this.host(new ScriptedOperator([])), packs ?? [], textVars(this.env));
+    const checked = await checkedForkJournal(spec, host, this.ctx.id.toString());
+    if (!checked.ok) return checked;
+    // A request that raced this one to the same id (ids are fresh, so only a retry) started it already.
+    if (this.state.meta()) return { ok: false, status: 409, message: 'this run id already holds a run' };
+    await this.create(spec, { forked_from: spec.forked_from, journal: checked.journal, packs });
+    return { ok: true, view: await this.viewAfter(waitMs) };
+  }
+
+  async testFile(): Promise<{ ok: true; text: string } | Refusal> {
+    if (!this.state.meta()) return { ok: false, status: 404, message: 'no such run' };
+    return testFileOf(this.state, withRunPacks(this.state, this.host(new ScriptedOperator([])), textVars(this.env)));
+  }
+
+  async forkSource(): Promise<ForkSource | Refusal> {
+    if (!this.state.meta()) return { ok: false, status: 404, message: 'no such run' };
+    return forkSourceOf(this.state);
+  }
+
+  /** Stores a new run (a fork's with its first journal entries and the files they made) and launches it. */
+  private async create(
+    spec: StartSpec,
+    fork?: { forked_from: { run_id: string; at: number }; journal: JournalEntry[]; packs: PackSnapshot[] | null },
+  ): Promise<void> {
+    const now = Date.now();
+    this.state.atomically(() => {
+      this.state.create(
+        {
+          run_id: this.ctx.id.toString(),
+          prompt: spec.prompt,
+          seed: spec.seed,
+          created_at: new Date(now).toISOString(),
+          timeout_seconds: spec.timeout_seconds,
+          deadline_at: now + spec.timeout_seconds * 1000,
+          ...(spec.webhook_id !== undefined ? { webhook_id: spec.webhook_id } : {}),
+          ...(spec.untrusted_args?.length ? { untrusted_args: spec.untrusted_args } : {}),
+          ...(fork ? { forked_from: fork.forked_from } : {}),
+        },
+        spec.source,
+        spec.args,
+      );
+      for (const entry of fork?.journal ?? []) this.state.commitJournal(entry, fileChangesOf(entry));
+      // A fork is prepared already: with the original's configured Packs, whatever their servers list now.
+      if (fork?.packs) this.state.putPackSnapshots(fork.packs);
+    });
+    await this.armAlarm();
+    this.launch('start');
+  }
+
+  async view(): Promise<ObjectView | null> {
+    this.wake();
+    return this.currentView();
+  }
+
+  /** The run's view now, or with `waitMs`, once it is no longer running (or after that long). */
+  private async viewAfter(waitMs: number): Promise<ObjectView> {
+    return (waitMs > 0 ? await this.settle(waitMs) : null) ?? this.currentView()!;
+  }
+
+  /** The run once it is no longer running (suspended or ended), or after `ms` at most. */
+  private async settle(ms: number): Promise<ObjectView | null> {
+    this.wake();
+    if (!this.state.meta()) return null;
+    await new Promise<void>((resolve) => {
+      const check = () => {
+        if (this.state.progress().status === 'running') return;
+        clearTimeout(timer);
+        this.listeners.delete(check);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.listeners.delete(check);
+        resolve();
+      }, ms);
+      this.listeners.add(check);
+      check();
+    });
+    return this.currentView();
+  }
+
+  async answer(askId: string, answer: string, answeredBy: string | null, options: AnswerOptions = {}): Promise<AnswerOutcome> {
+    const meta = this.state.meta();
+    if (!meta) return { ok: false, status: 404, message: 'no such run' };
+    const ask = this.state.ask(askId);
+    if (!ask) return { ok: false, status: 404, message: `run ${meta.run_id} has no ask ${JSON.stringify(askId)}` };
+    const judged = judgeAnswer(ask, answer, this.state.progress().status);
+    // A retry of the answer taken (its response was lost) is no error; another answer is.
+    if (judged === 'retry') return this.answered(meta, ask, options);
+    if (judged !== 'take') return judged;
+    this.state.atomically(() => {
+      this.state.putAsk({
+        ...ask,
+        state: 'answered',
+        answer,
+        answered_at: new Date().toISOString(),
+        ...(answeredBy !== null ? { answered_by: answeredBy } : {}),
+      });
+      this.state.appendEvent({ type: 'ask_answered', task: chainOfAsk(askId), ask_id: askId, answered_by: answeredBy });
+    });
+    if (this.live) this.live.broker.deliver(askId, { ok: true, text: answer });
+    // An object that no longer holds the run replays it, and the replay finds the answer.
+    this.launch('resume');
+    // The run goes on (run_resumed); it suspends again once it waits on asks alone.
+    this.refreshStatus();
+    return this.answered(meta, ask, options);
+  }
+
+  /** An answer's response (AnswerOptions says when it settles). */
+  private async answered(meta: RunMeta, ask: AskRecord, { waitMs = 0, indexed = true }: AnswerOptions): Promise<AnswerOutcome> {
+    const [view] = await Promise.all([this.viewAfter(waitMs), indexed ? this.outbox.flushIndex() : undefined]);
+    return { ok: true, view, ask: askInfo(meta, ask) };
+  }
+
+  async toolResult(callId: string, result: ToolResult): Promise<ToolResultOutcome> {
+    const meta = this.state.meta();
+    if (!meta) return { ok: false, status: 404, message: 'no such run' };
+    const status = this.state.progress().status;
+    const record = this.state.call(callId);
+    // A result already taken is judged as such (the same again is a retry), even once the run has ended.
+    if (isFinal(status) && record && record.state !== 'done') {
+      return { ok: false, status: 409, message: `tool call ${callId} is no longer waiting: the run has ended (${status}), so the result is stale` };
+    }
+    const taken = takeResult(this.state, callId, result, Date.now());
+    if (!taken.ok || !taken.taken) return taken.ok ? { ok: true } : taken;
+    if (this.live) this.live.calls.wake(callId);
+    // An object that no longer holds the run replays it, and the replay finds the result.
+    this.launch('resume');
+    this.refreshStatus();
+    return { ok: true };
+  }
+
+  async cancel(reason: string): Promise<ViewOutcome> {
+    const meta = this.state.meta();
+    if (!meta) return { ok: false, status: 404, message: 'no such run' };
+    const status = this.state.progress().status;
+    if (isFinal(status)) return { ok: false, status: 409, message: `the run has already ended (${status}); there is nothing to cancel` };
+    await this.stop(reason);
+    return { ok: true, view: this.currentView()! };
+  }
+
+  async notifications(): Promise<NotificationDelivery[] | undefined> {
+    if (!this.state.meta()) return undefined;
+    return this.outbox.deliveries();
+  }
+
+  async file(path: string): Promise<string | null | undefined> {
+    if (!this.state.meta()) return undefined;
+    return this.state.file(path) ?? null;
+  }
+
+  async files(prefix: string): Promise<string[] | undefined> {
+    if (!this.state.meta()) return undefined;
+    return this.state.files(prefix);
+  }
+
+  override async fetch(request: Request): Promise<Response> {
+    if (!this.state.meta()) return Response.json({ error: { message: 'no such run' } }, { status: 404 });
+    this.wake();
+    return eventStream(
+      {
+        events: (after) => this.state.events(after),
+        ended: () => isFinal(this.state.progress().status),
+        subscribe: (listener) => {
+          this.listeners.add(listener);
+          return () => this.listeners.delete(listener);
+        },
+      },
+      resumePoint(request),
+    );
+  }
+
+  override async alarm(): Promise<void> {
+    this.alarmAt = null;
+    const meta = this.state.meta();
+    if (!meta) return;
+    // A run that ended before the outbox kept its KV write is owed to KV all the same.
+    const progress = this.state.progress();
+    if (isFinal(progress.status) && !progress.kv_synced) this.outbox.oweKv(Date.now());
+    await this.outbox.deliverDue(Date.now());
+    this.expireAsks(Date.now());
+    this.passCallDeadlines();
+    switch (alarmDuty(meta, this.state.progress(), Date.now(), this.live !== null)) {
+      case 'time-out':
+        await this.stop(timeoutReason(meta.timeout_seconds));
+        break;
+      case 'resume':
+        this.launch('resume');
+        break;
+    }
+    await this.armAlarm();
+  }
+
+  /** Fails the waiting tool calls whose deadline has passed, waking their chains (by replay when the run is not in memory). */
+  private passCallDeadlines(): void {
+    if (isFinal(this.state.progress().status)) return;
+    const expired = expireCalls(this.state, Date.now());
+    if (expired.length === 0) return;
+    if (this.live) for (const callId of expired) this.live.calls.wake(callId);
+    else this.launch('resume');
+    this.refreshStatus();
+  }
+
+  /**
+   * Closes, as expired, every pending ask whose deadline has passed: the run's wait on it
+   * ends with the closed window (the call fails with OPERATOR_WINDOW_CLOSED), from the live
+   * run, or from a replay, which finds the ask closed.
+   */
+  private expireAsks(now: number): void {
+    if (isFinal(this.state.progress().status)) return;
+    const expired = expireAsks(this.state, now);
+    if (expired.length === 0) return;
+    if (this.live) for (const askId of expired) this.live.broker.deliver(askId, { ok: false, message: OPERATOR_WINDOW_CLOSED });
+    this.launch('resume');
+    this.refreshStatus();
+  }
+
+  /** Resumes a run that should be executing but is not in memory (its object was evicted or restarted). */
+  private wake(): void {
+    if (this.state.meta() && this.state.progress().status === 'running') this.launch('resume');
+  }
+
+  /**
+   * Starts executing the run in memory (a replay of its journal first), unless it already
+   * is. A run resumed while its status is `running` was executing in an object that died
+   * (a crash, a restart, the CPU limit); after MAX_DEATHS_WITHOUT_PROGRESS such deaths with
+   * no new journal entry between them, it ends with Limit instead: its every execution dies
+   * at the same point, and replaying it again would only die again.
+   */
+  private launch(how: 'start' | 'resume'): void {
+    if (this.live || isFinal(this.state.progress().status)) return;
+    if (how === 'resume' && this.state.progress().status === 'running') {
+      const deaths = this.state.noteDeath();
+      if (deaths >= MAX_DEATHS_WITHOUT_PROGRESS) {
+        const error = { kind: 'Limit', message: deathsReason(deaths) };
+        this.state.appendEvent({ type: 'run_failed', section: null, task: '0', turn: 0, error });
+        void this.end('failed', { error });
+        return;
+      }
+    }
+    const live: LiveRun = new LiveRun({
+      state: this.state,
+      prepare: () => prepareRunPacks(this.state, deploymentConfig(), textVars(this.env)),
+      host: (operator) => withRunPacks(this.state, this.host(operator), textVars(this.env)),
+      journaled: (index, entry) => this.afterJournal(index, entry),
+      changed: () => this.refreshStatus(),
+      // The run stays suspended, out of memory, as after an eviction: an answer launches its replay.
+      released: () => {
+        if (this.live === live) this.live = null;
+      },
+      callbacks: (callId) => callbackOf(this.env, this.config(), this.state.meta()!, callId),
+    });
+    this.live = live;
+    live.outcome.then(
+      (outcome) => this.finish(live, outcome),
+      (error: unknown) => {
+        // The exception is for the log; the run's error, which clients read, says what happened in words.
+        console.error(`run ${this.state.meta()?.run_id ?? '?'}: the run object failed:`, exceptionText(error));
+        if (isRuntimeAbort(error)) dropIsolatePlatform();
+        return this.finish(live, { status: 'failed', error: internalRunError(error), events: [], journal: [] });
+      },
+    );
+  }
+
+  /** Cancels the run: a live one stops at its next effect or instruction check; one not in memory ends at once. */
+  private async stop(reason: string): Promise<void> {
+    const live = this.live;
+    if (live) {
+      live.cancel(reason);
+      // launch() subscribed finish() first, and finish() records the end before its first
+      // await, so the run has ended by the time this wait is over.
+      await live.outcome.catch(() => undefined);
+      return;
+    }
+    const error = { kind: 'Cancelled', message: `the run was cancelled: ${reason}` };
+    this.state.appendEvent({ type: 'run_failed', section: null, task: '0', turn: 0, error });
+    await this.end('cancelled', { error });
+  }
+
+  private async finish(live: LiveRun, outcome: RunOutcome): Promise<void> {
+    if (this.live !== live) return;
+    this.live = null;
+    if (outcome.status === 'completed') await this.end('completed', { result: outcome.result });
+    else {
+      const error = { kind: outcome.error.kind, message: outcome.error.message };
+      await this.end(error.kind === 'Cancelled' ? 'cancelled' : 'failed', { error });
+    }
+  }
+
+  /**
+   * Records how the run ended and closes its open asks. The alarm writes the run to KV a
+   * moment later, after the answer to the request that ended the run is out (reading every
+   * event back takes a while for a long run), in batches over as many invocations as the
+   * run's files need, and retries if a write fails.
+   */
+  private async end(status: RunStatus, how: { result?: string; error?: { kind: string; message: string } }): Promise<void> {
+    const endedAt = new Date().toISOString();
+    this.state.atomically(() => {
+      for (const ask of this.state.asks())
+        if (ask.state === 'pending') this.state.putAsk({ ...ask, state: 'closed', closed_reason: 'cancelled', closed_at: endedAt });
+      closeOpenCalls(this.state);
+      this.state.setStatus(status, { ...how, ended_at: endedAt });
+    });
+    this.sender.settled();
+    this.notify();
+    await this.armAlarm();
+  }
+
+  /** Writes the next files of the finished run to KV (kv-sync.ts); the alarm retries a failure. */
+  private syncKv(): Promise<'done' | 'more' | 'failed'> {
+    return syncRunToKv(this.kv(), this.state, this.currentView()!);
+  }
+
+  /**
+   * Suspended when the live run can go no further until an ask is answered (LiveRun's
+   * `suspended`), running otherwise; records each change with its event. A run not in
+   * memory keeps its status: suspended until an answer launches it, running until the
+   * alarm or a request resumes it.
+   */
+  private refreshStatus(): void {
+    const progress = this.state.progress();
+    if (isFinal(progress.status) || !this.live) return;
+    const next: RunStatus = this.live.suspended ? 'suspended' : 'running';
+    if (next === progress.status) return;
+    this.state.atomically(() => {
+      this.state.setStatus(next);
+      this.state.appendEvent({ type: next === 'suspended' ? 'run_suspended' : 'run_resumed' });
+    });
+    if (next === 'suspended') this.sender.settled();
+    this.notify();
+    void this.armAlarm();
+  }
+
+  /** Sets the alarm for the earliest of the run's duty (run-alarm.ts), the outbox's next delivery, and the next ask and call deadlines. */
+  private async armAlarm(): Promise<void> {
+    if (!this.state.meta()) return;
+    const at = alarmTime(this.state, this.outbox.nextDue(), Date.now());
+    this.alarmAt = at;
+    if (at === null) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(at);
+  }
+
+  /** Makes sure the alarm runs by `at` (the outbox has something to deliver then). */
+  private async wakeBy(at: number): Promise<void> {
+    const current = this.alarmAt === undefined ? await this.ctx.storage.getAlarm() : this.alarmAt;
+    if (current !== null && current <= at) return;
+    this.alarmAt = at;
+    await this.ctx.storage.setAlarm(at);
+  }
+
+  private notify(): void {
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  private currentView(): ObjectView | null {
+    return objectViewOf(this.state);
+  }
+}
