@@ -110,7 +110,7 @@ return head, J.try_encode({ config = J.decode(config_json), role = role, turn = 
 });
 
 describe("a round's tool list and tool map", () => {
-  const entries = [
+  const entries: ToolListEntry[] = [
     ...TASK_BUILTIN_TOOLS,
     { name: 'web_search', description: 'Search the "web".\n', parameters: { type: 'object', properties: { q: { type: 'string' } } } },
     { name: 'lookup', description: '', parameters: {} },
