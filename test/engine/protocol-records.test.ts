@@ -19,6 +19,7 @@ import {
   toolEntryText,
   toolRecordText,
   toolRecordValue,
+  type ToolListEntry,
 } from '../../src/engine/entry/protocol-records.ts';
 import type { LuaScalar, LuaVm } from '../../src/engine/lua/vm.ts';
 import { TASK_BUILTIN_TOOLS } from '../../src/engine/task-builtins.ts';
