@@ -1,31 +1,16 @@
 /**
  * API auth: `Authorization: Bearer <RUNVIL_API_TOKEN>`. A request without it gets 401 and
  * reaches no route. The answer route also takes the ask's own answer token in the same
- * header, which the Worker checks itself (ask-token.ts) before it calls the run object.
+ * header (credentialOf gives it as a candidate), which the Worker checks itself
+ * (waits/answer-credential.ts) before it calls the run object.
  */
 import type { MiddlewareHandler } from 'hono';
 import type { Env } from '../env.ts';
 import { ApiError } from './http-error.ts';
 import { sameSecret } from './constant-time.ts';
-import { askSecret, isAskToken } from '../waits/ask-token.ts';
 
 /** Who a request speaks for: the API token holder, or the holder of one ask's answer token. */
 export type Credential = { kind: 'api' } | { kind: 'ask-token'; token: string };
-
-/**
- * The credential of an answer to ask `askId` of run `runId`: the API token, or that ask's own
- * token; anything else is a 401 decided here, without a call to the run object.
- */
-export async function answerCredential(request: Request, env: Env, runId: string, askId: string): Promise<Credential> {
-  const credential = await credentialOf(request, env);
-  if (credential.kind === 'api') return credential;
-  if (askSecret(env) === null)
-    throw new ApiError(401, 'the server has no RUNVIL_API_TOKEN (or RUNVIL_ASK_SECRET) configured, so it cannot check answer tokens');
-  if (!(await isAskToken(env, runId, askId, credential.token))) {
-    throw new ApiError(401, 'wrong token: send the API token, or the answer token of this ask (an ask token answers its own ask only)');
-  }
-  return credential;
-}
 
 /** The bearer token of the request, or null when it has none. */
 export function bearerToken(request: Request): string | null {

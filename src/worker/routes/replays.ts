@@ -14,7 +14,7 @@ import type { Env } from '../env.ts';
 import { ApiError } from '../http/http-error.ts';
 import { parseDeployed } from '../deployment/prompt-library.ts';
 import { runTimeoutSeconds } from '../run-object/run-alarm.ts';
-import type { Refusal } from '../run-object/run-object-api.ts';
+import { refused } from './refused.ts';
 import { runObject } from '../run-object/run-ids.ts';
 import { waitSeconds } from '../http/wait-param.ts';
 
@@ -98,9 +98,4 @@ function answersOf(value: Json | undefined): Map<string, string> {
     answers.set(askId, text);
   }
   return answers;
-}
-
-/** The API error of a refusal by a run object. */
-function refused(outcome: Refusal, runId: string): ApiError {
-  return new ApiError(outcome.status, outcome.status === 404 && outcome.message === 'no such run' ? `no run ${JSON.stringify(runId)}` : outcome.message);
 }

@@ -4,11 +4,12 @@
  */
 import { Hono } from 'hono';
 import { askTokenResponse, publicView } from '../waits/ask-view.ts';
-import { answerCredential, requireApiToken } from '../http/auth.ts';
+import { requireApiToken } from '../http/auth.ts';
+import { answerCredential } from '../waits/answer-credential.ts';
 import { checkJsonContentType, onlyKeys, parseJsonObject, readText } from '../http/body.ts';
 import type { Env } from '../env.ts';
 import { ApiError } from '../http/http-error.ts';
-import type { Refusal } from '../run-object/run-object-api.ts';
+import { refused } from './refused.ts';
 import { rawPath } from '../http/request-path.ts';
 import { runObject } from '../run-object/run-ids.ts';
 import { waitSeconds } from '../http/wait-param.ts';
@@ -110,10 +111,4 @@ function answeredByOf(value: Json | undefined): string | null {
   if (chars > MAX_ANSWERED_BY_CHARS)
     throw new ApiError(400, `\`answered_by\` is ${chars} characters long; it takes at most ${MAX_ANSWERED_BY_CHARS}`, { field: 'answered_by' });
   return value;
-}
-
-/** The API error of a refusal by the run object. */
-function refused(outcome: Refusal, runId: string): ApiError {
-  if (outcome.choices) return new ApiError(outcome.status, outcome.message, { field: 'answer', choices: outcome.choices });
-  return new ApiError(outcome.status, outcome.status === 404 && outcome.message === 'no such run' ? `no run ${JSON.stringify(runId)}` : outcome.message);
 }

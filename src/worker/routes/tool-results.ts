@@ -14,6 +14,7 @@ import { isCallToken } from '../waits/call-token.ts';
 import type { Env } from '../env.ts';
 import { ApiError } from '../http/http-error.ts';
 import { runObject } from '../run-object/run-ids.ts';
+import { refused } from './refused.ts';
 
 /** The tool-result route. */
 export const toolResultRoutes = new Hono<{ Bindings: Env }>();
@@ -43,7 +44,6 @@ toolResultRoutes.post('/runs/:id/tool-results/:call_id', async (c) => {
   if (!parsed.ok) throw new ApiError(400, parsed.message, parsed.field !== undefined ? { field: parsed.field } : {});
   const result = parsed.result;
   const outcome = await runObject(c.env, runId).toolResult(callId, result);
-  if (!outcome.ok)
-    throw new ApiError(outcome.status, outcome.status === 404 && outcome.message === 'no such run' ? `no run ${JSON.stringify(runId)}` : outcome.message);
+  if (!outcome.ok) throw refused(outcome, runId);
   return c.json({ accepted: true });
 });

@@ -47,14 +47,50 @@ export interface ForkSource {
   packs: PackSnapshot[] | null;
 }
 
-/** A refusal: the status and the message the API answers. */
+/**
+ * Why a run object refused, for routes to match; the message is for people and may change.
+ *
+ *   no-run         the object holds no run
+ *   run-exists     a fork onto an id that holds a run
+ *   not-ended      a test file of a run that has not ended
+ *   cancelled      a test file of a cancelled run
+ *   running        a fork of a run that is running
+ *   fork-diverges  the fork's prompt does not parse, or cannot reproduce the journal it starts with
+ *   no-ask         the run has no such ask
+ *   no-call        the run has no such tool call
+ *   taken          the ask was answered, or the call has a result, and this one differs
+ *   expired        the ask's or the call's deadline passed
+ *   closed         the task that asked or called was cancelled
+ *   run-ended      the run has ended (an answer, a result, a cancellation too late)
+ *   not-a-choice   an answer outside the ask's choices (the refusal lists them)
+ */
+export type RefusalReason =
+  | 'no-run'
+  | 'run-exists'
+  | 'not-ended'
+  | 'cancelled'
+  | 'running'
+  | 'fork-diverges'
+  | 'no-ask'
+  | 'no-call'
+  | 'taken'
+  | 'expired'
+  | 'closed'
+  | 'run-ended'
+  | 'not-a-choice';
+
+/** A refusal: why (for the route), the status and the message the API answers. */
 export interface Refusal {
   ok: false;
+  reason: RefusalReason;
   status: 400 | 403 | 404 | 409;
   message: string;
   /** An answer outside the ask's choices: the choices. */
   choices?: string[];
 }
+
+/** The refusal of a request to an object that holds no run (routes answer it naming the run id they were given). */
+export const NO_RUN: Refusal = { ok: false, reason: 'no-run', status: 404, message: 'no such run' };
 
 /** A run's view, or why the request was refused. */
 export type ViewOutcome = { ok: true; view: ObjectView } | Refusal;

@@ -35,7 +35,18 @@ import { OPERATOR_WINDOW_CLOSED } from '../../host/operator.ts';
 import { abandonEarlierExecution, LiveRun } from './live-run.ts';
 import type { D1Database, KvNamespace } from '../platform-types.ts';
 import { alarmDuty, alarmTime, deathsReason, MAX_DEATHS_WITHOUT_PROGRESS, timeoutReason } from './run-alarm.ts';
-import type { AnswerOptions, AnswerOutcome, ForkSource, ForkSpec, Refusal, RunObjectApi, StartSpec, ToolResultOutcome, ViewOutcome } from './run-object-api.ts';
+import {
+  NO_RUN,
+  type AnswerOptions,
+  type AnswerOutcome,
+  type ForkSource,
+  type ForkSpec,
+  type Refusal,
+  type RunObjectApi,
+  type StartSpec,
+  type ToolResultOutcome,
+  type ViewOutcome,
+} from './run-object-api.ts';
 import { checkedForkJournal, forkSourceOf, testFileOf } from './run-replays.ts';
 import { fileChangesOf } from '../../host/fork.ts';
 import { ScriptedOperator } from '../../host/operator.ts';
@@ -141,25 +152,25 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   }
 
   async fork(spec: ForkSpec, waitMs = 0): Promise<ViewOutcome> {
-    if (this.state.meta()) return { ok: false, status: 409, message: 'this run id already holds a run' };
+    if (this.state.meta()) return { ok: false, reason: 'run-exists', status: 409, message: 'this run id already holds a run' };
     // Replayed on the Host the fork runs on (its Packs' manifests: the configured ones as the original kept them), nothing performed.
     const packs = await forkPackSnapshots(spec.packs, spec, this.config(), textVars(this.env));
     const host = withPackSnapshots(this.host(new ScriptedOperator([])), packs ?? [], textVars(this.env));
     const checked = await checkedForkJournal(spec, host, this.ctx.id.toString());
     if (!checked.ok) return checked;
     // A request that raced this one to the same id (ids are fresh, so only a retry) started it already.
-    if (this.state.meta()) return { ok: false, status: 409, message: 'this run id already holds a run' };
+    if (this.state.meta()) return { ok: false, reason: 'run-exists', status: 409, message: 'this run id already holds a run' };
     await this.create(spec, { forked_from: spec.forked_from, journal: checked.journal, packs });
     return { ok: true, view: await this.viewAfter(waitMs) };
   }
 
   async testFile(): Promise<{ ok: true; text: string } | Refusal> {
-    if (!this.state.meta()) return { ok: false, status: 404, message: 'no such run' };
+    if (!this.state.meta()) return NO_RUN;
     return testFileOf(this.state, withRunPacks(this.state, this.host(new ScriptedOperator([])), textVars(this.env)));
   }
 
   async forkSource(): Promise<ForkSource | Refusal> {
-    if (!this.state.meta()) return { ok: false, status: 404, message: 'no such run' };
+    if (!this.state.meta()) return NO_RUN;
     return forkSourceOf(this.state);
   }
 
@@ -226,9 +237,9 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
 
   async answer(askId: string, answer: string, answeredBy: string | null, options: AnswerOptions = {}): Promise<AnswerOutcome> {
     const meta = this.state.meta();
-    if (!meta) return { ok: false, status: 404, message: 'no such run' };
+    if (!meta) return NO_RUN;
     const ask = this.state.ask(askId);
-    if (!ask) return { ok: false, status: 404, message: `run ${meta.run_id} has no ask ${JSON.stringify(askId)}` };
+    if (!ask) return { ok: false, reason: 'no-ask', status: 404, message: `run ${meta.run_id} has no ask ${JSON.stringify(askId)}` };
     const judged = judgeAnswer(ask, answer, this.state.progress().status);
     // A retry of the answer taken (its response was lost) is no error; another answer is.
     if (judged === 'retry') return this.answered(meta, ask, options);
@@ -259,12 +270,17 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
 
   async toolResult(callId: string, result: ToolResult): Promise<ToolResultOutcome> {
     const meta = this.state.meta();
-    if (!meta) return { ok: false, status: 404, message: 'no such run' };
+    if (!meta) return NO_RUN;
     const status = this.state.progress().status;
     const record = this.state.call(callId);
     // A result already taken is judged as such (the same again is a retry), even once the run has ended.
     if (isFinal(status) && record && record.state !== 'done') {
-      return { ok: false, status: 409, message: `tool call ${callId} is no longer waiting: the run has ended (${status}), so the result is stale` };
+      return {
+        ok: false,
+        reason: 'run-ended',
+        status: 409,
+        message: `tool call ${callId} is no longer waiting: the run has ended (${status}), so the result is stale`,
+      };
     }
     const taken = takeResult(this.state, callId, result, Date.now());
     if (!taken.ok || !taken.taken) return taken.ok ? { ok: true } : taken;
@@ -277,9 +293,9 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
 
   async cancel(reason: string): Promise<ViewOutcome> {
     const meta = this.state.meta();
-    if (!meta) return { ok: false, status: 404, message: 'no such run' };
+    if (!meta) return NO_RUN;
     const status = this.state.progress().status;
-    if (isFinal(status)) return { ok: false, status: 409, message: `the run has already ended (${status}); there is nothing to cancel` };
+    if (isFinal(status)) return { ok: false, reason: 'run-ended', status: 409, message: `the run has already ended (${status}); there is nothing to cancel` };
     await this.stop(reason);
     return { ok: true, view: this.currentView()! };
   }

@@ -19,11 +19,17 @@ export function testFileOf(state: RunState, host: HostConfig): { ok: true; text:
   const meta = state.meta()!;
   const progress = state.progress();
   if (!isFinal(progress.status)) {
-    return { ok: false, status: 409, message: `run ${meta.run_id} is ${progress.status}; a test file is made from a run that has ended (completed or failed)` };
+    return {
+      ok: false,
+      reason: 'not-ended',
+      status: 409,
+      message: `run ${meta.run_id} is ${progress.status}; a test file is made from a run that has ended (completed or failed)`,
+    };
   }
   if (progress.status === 'cancelled') {
     return {
       ok: false,
+      reason: 'cancelled',
       status: 409,
       message: `run ${meta.run_id} was cancelled: a test file reproduces how a run ended, and a cancellation comes from outside the run (POST /runs/:id/fork starts a new run from its journal instead)`,
     };
@@ -67,6 +73,7 @@ export function forkSourceOf(state: RunState): ForkSource | Refusal {
   if (status === 'running') {
     return {
       ok: false,
+      reason: 'running',
       status: 409,
       message: `run ${meta.run_id} is running; a fork starts from a journal that stands still: fork it once it has suspended or ended`,
     };
@@ -86,7 +93,8 @@ export function forkSourceOf(state: RunState): ForkSource | Refusal {
 /** Checks that the fork's prompt reproduces its journal; the journal it starts from (cut where a changed answer made the rest stale). */
 export async function checkedForkJournal(spec: ForkSpec, host: HostConfig, runId: string): Promise<{ ok: true; journal: JournalEntry[] } | Refusal> {
   const parsed = parsePromptCached(spec.source, `${spec.prompt}.md`);
-  if (!parsed.ok) return { ok: false, status: 409, message: `the fork's prompt does not parse: ${parsed.errors[0]?.message ?? 'no title'}` };
+  if (!parsed.ok)
+    return { ok: false, reason: 'fork-diverges', status: 409, message: `the fork's prompt does not parse: ${parsed.errors[0]?.message ?? 'no title'}` };
   const checked = await checkFork({
     platform: await isolatePlatform(),
     host,
@@ -100,6 +108,7 @@ export async function checkedForkJournal(spec: ForkSpec, host: HostConfig, runId
   if (!checked.ok) {
     return {
       ok: false,
+      reason: 'fork-diverges',
       status: 409,
       message: `the prompt cannot reproduce the first ${spec.forked_from.at} journal entries of run ${spec.forked_from.run_id}: ${checked.message}`,
     };

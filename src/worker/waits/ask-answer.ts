@@ -12,20 +12,31 @@ export function judgeAnswer(ask: AskRecord, answer: string, status: RunStatus): 
   const askId = ask.ask_id;
   if (ask.state === 'answered') {
     if (ask.answer === answer) return 'retry';
-    return { ok: false, status: 409, message: `ask ${askId} was already answered (at ${ask.answered_at}) with another answer; an answer is taken once` };
+    return {
+      ok: false,
+      reason: 'taken',
+      status: 409,
+      message: `ask ${askId} was already answered (at ${ask.answered_at}) with another answer; an answer is taken once`,
+    };
   }
   if (ask.state === 'closed' && ask.closed_reason === 'expired') {
-    return { ok: false, status: 409, message: `ask ${askId} is no longer pending: it expired at ${ask.expires_at}, so the answer is stale` };
+    return { ok: false, reason: 'expired', status: 409, message: `ask ${askId} is no longer pending: it expired at ${ask.expires_at}, so the answer is stale` };
   }
   if (isFinal(status)) {
-    return { ok: false, status: 409, message: `ask ${askId} is no longer pending: the run has ended (${status}), so the answer is stale` };
+    return { ok: false, reason: 'run-ended', status: 409, message: `ask ${askId} is no longer pending: the run has ended (${status}), so the answer is stale` };
   }
   if (ask.state === 'closed') {
-    return { ok: false, status: 409, message: `ask ${askId} is no longer pending: the task that asked was cancelled, so the answer is stale` };
+    return {
+      ok: false,
+      reason: 'closed',
+      status: 409,
+      message: `ask ${askId} is no longer pending: the task that asked was cancelled, so the answer is stale`,
+    };
   }
   if (ask.choices && !ask.choices.includes(answer)) {
     return {
       ok: false,
+      reason: 'not-a-choice',
       status: 400,
       message: `the answer must be one of the ask's choices: ${ask.choices.map((choice) => JSON.stringify(choice)).join(', ')}`,
       choices: ask.choices,

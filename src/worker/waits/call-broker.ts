@@ -13,6 +13,7 @@ import { endOf } from '../../host/memory-call-ledger.ts';
 import { newCallRecord, sameResult, type CallEnd, type CallLedger, type CallOpening, type CallRecord, type ToolResult } from '../../host/tool-calls.ts';
 import type { RunState } from '../run-object/run-state.ts';
 import type { PendingToolCall } from '../run-object/run-view.ts';
+import type { Refusal } from '../run-object/run-object-api.ts';
 
 /** A call as `pending` lists it. */
 export const pendingCall = (record: CallRecord): PendingToolCall => ({
@@ -106,25 +107,36 @@ export class CallBroker implements CallLedger {
 }
 
 /** What a posted result gets: taken (or the same again), or refused with the status the route answers. */
-export type TakenResult = { ok: true; taken: boolean } | { ok: false; status: 404 | 409; message: string };
+export type TakenResult = { ok: true; taken: boolean } | Refusal;
 
 /** Takes a result posted for call `callId` into its record (the run has not ended). */
 export function takeResult(state: RunState, callId: string, result: ToolResult, now: number): TakenResult {
   const record = state.call(callId);
-  if (!record) return { ok: false, status: 404, message: `run ${state.meta()!.run_id} has no tool call ${JSON.stringify(callId)}` };
+  if (!record) return { ok: false, reason: 'no-call', status: 404, message: `run ${state.meta()!.run_id} has no tool call ${JSON.stringify(callId)}` };
   switch (record.state) {
     case 'done':
       // A retry of the result taken (its response was lost) is no error; another result is.
       if (record.result && sameResult(record.result, result)) return { ok: true, taken: false };
       return {
         ok: false,
+        reason: 'taken',
         status: 409,
         message: `tool call ${callId} already has a different result (received at ${record.received_at}); a result is taken once`,
       };
     case 'expired':
-      return { ok: false, status: 409, message: `tool call ${callId} is no longer waiting: its deadline passed at ${record.deadline}, so the result is stale` };
+      return {
+        ok: false,
+        reason: 'expired',
+        status: 409,
+        message: `tool call ${callId} is no longer waiting: its deadline passed at ${record.deadline}, so the result is stale`,
+      };
     case 'closed':
-      return { ok: false, status: 409, message: `tool call ${callId} is no longer waiting: the task that made it was cancelled, so the result is stale` };
+      return {
+        ok: false,
+        reason: 'closed',
+        status: 409,
+        message: `tool call ${callId} is no longer waiting: the task that made it was cancelled, so the result is stale`,
+      };
   }
   state.atomically(() => {
     state.putCall({ ...record, state: 'done', result, received_at: new Date(now).toISOString() });
