@@ -14,8 +14,8 @@ import type { Reporter, TestCase, TestModule, TestSpecification } from 'vitest/n
 
 /** How long the run may go without a test starting or ending; far above the slowest test's own timeout (TEARDOWN_GUARD_STALL_MS to try the guard). */
 const STALL_MS = Number(process.env.TEARDOWN_GUARD_STALL_MS) || 3 * 60_000;
-/** How long the run may take to end once its last file has. */
-const TEARDOWN_MS = 60_000;
+/** How long the run may take to end once its last file has: a pool that ends does so in seconds. */
+const TEARDOWN_MS = 20_000;
 
 export default class TeardownGuard implements Reporter {
   private expected = 0;
