@@ -7,34 +7,38 @@
  * (live-run.ts). Both give the same result and the same events.
  *
  * Around it: the view it answers with (object-view.ts), the configured Packs a run keeps
- * (run-packs.ts), a tool call's callback (call-callback.ts), when its alarm runs and what it
- * does then (run-alarm.ts), the finished run's KV writes (kv-sync.ts), notifications and the
- * index (outbox.ts), and when notifications are sent (outbox-sender.ts).
+ * (run-packs.ts), answers and tool results (../waits/), when its alarm runs (run-alarm.ts)
+ * and what it does then (alarm-duties.ts), and its outbox, wired in outbox-wiring.ts (the
+ * index rows, notifications and the finished run's KV writes: ../outbox/).
  */
 import { DurableObject } from 'cloudflare:workers';
+import type { DeploymentConfig, NotifyTarget } from '../../config/deployment-config.ts';
 import type { JournalEntry } from '../../engine/journal.ts';
 import type { RunOutcome } from '../../engine/run.ts';
+import { fileChangesOf } from '../../host/fork.ts';
 import type { HostConfig } from '../../host/host.ts';
-import type { Operator } from '../../host/operator.ts';
-import { chainOfAsk, expireAsks } from '../waits/ask-broker.ts';
-import type { DeploymentConfig } from '../../config/deployment-config.ts';
-import { deploymentConfig } from '../deployment/deployment.ts';
+import { exceptionText, internalRunError, isRuntimeAbort } from '../../host/internal-error.ts';
+import { ScriptedOperator, type Operator } from '../../host/operator.ts';
+import type { PackSnapshot } from '../../host/remote/configured-packs.ts';
 import type { ToolResult } from '../../host/tool-calls.ts';
-import { closeOpenCalls, expireCalls, takeResult } from '../waits/call-broker.ts';
-import { callbackOf } from '../waits/call-callback.ts';
-import type { Env } from '../env.ts';
-import { eventStream, resumePoint } from './event-stream.ts';
-import { syncRunToKv } from '../outbox/kv-sync.ts';
-import { publicAsk } from '../waits/ask-view.ts';
-import { textVars } from '../env.ts';
-import { Outbox, type NotificationDelivery } from '../outbox/outbox.ts';
-import { OutboxSender } from '../outbox/outbox-sender.ts';
-import { notifyRetryScale, notifyTargetsOf } from '../outbox/notify-targets.ts';
-import type { NotifyTarget } from '../../config/deployment-config.ts';
-import { OPERATOR_WINDOW_CLOSED } from '../../host/operator.ts';
-import { abandonEarlierExecution, LiveRun } from './live-run.ts';
+import { deploymentConfig } from '../deployment/deployment.ts';
+import { workerHost } from '../deployment/worker-host.ts';
+import { textVars, type Env } from '../env.ts';
+import { notifyTargetsOf } from '../outbox/notify-targets.ts';
+import type { NotificationDelivery, Outbox } from '../outbox/outbox.ts';
+import type { OutboxSender } from '../outbox/outbox-sender.ts';
 import type { D1Database, KvNamespace } from '../platform-types.ts';
-import { alarmDuty, alarmTime, deathsReason, MAX_DEATHS_WITHOUT_PROGRESS, timeoutReason } from './run-alarm.ts';
+import { judgeAnswer } from '../waits/ask-answer.ts';
+import { chainOfAsk } from '../waits/ask-broker.ts';
+import { closeOpenCalls, takeResult } from '../waits/call-broker.ts';
+import { callbackOf } from '../waits/call-callback.ts';
+import { dropIsolatePlatform } from '../workerd-lua/lua-platform.ts';
+import { ringAlarm } from './alarm-duties.ts';
+import { eventStream, resumePoint } from './event-stream.ts';
+import { abandonEarlierExecution, LiveRun } from './live-run.ts';
+import { askInfo, objectViewOf } from './object-view.ts';
+import { wireOutbox } from './outbox-wiring.ts';
+import { alarmTime, deathsReason, MAX_DEATHS_WITHOUT_PROGRESS } from './run-alarm.ts';
 import {
   NO_RUN,
   type AnswerOptions,
@@ -47,18 +51,10 @@ import {
   type ToolResultOutcome,
   type ViewOutcome,
 } from './run-object-api.ts';
+import { forkPackSnapshots, prepareRunPacks, withPackSnapshots, withRunPacks } from './run-packs.ts';
 import { checkedForkJournal, forkSourceOf, testFileOf } from './run-replays.ts';
-import { fileChangesOf } from '../../host/fork.ts';
-import { ScriptedOperator } from '../../host/operator.ts';
 import { RunState, type RunMeta } from './run-state.ts';
 import { isFinal, type AskRecord, type ObjectView, type RunStatus } from './run-view.ts';
-import { askInfo, objectViewOf } from './object-view.ts';
-import { judgeAnswer } from '../waits/ask-answer.ts';
-import { forkPackSnapshots, prepareRunPacks, withPackSnapshots, withRunPacks } from './run-packs.ts';
-import type { PackSnapshot } from '../../host/remote/configured-packs.ts';
-import { workerHost } from '../deployment/worker-host.ts';
-import { exceptionText, internalRunError, isRuntimeAbort } from '../../host/internal-error.ts';
-import { dropIsolatePlatform } from '../workerd-lua/lua-platform.ts';
 
 /** The run Durable Object. */
 export class RunObject extends DurableObject<Env> implements RunObjectApi {
@@ -75,35 +71,19 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     abandonEarlierExecution(ctx.id.toString());
     this.state = new RunState(ctx.storage);
     this.state.onEvent = () => this.notify();
-    this.outbox = new Outbox({
+    ({ outbox: this.outbox, sender: this.sender } = wireOutbox({
       storage: ctx.storage,
       state: this.state,
+      env,
       targets: () => this.notifyTargets(),
-      vars: () => textVars(this.env),
       db: () => this.indexDb(),
-      publicAsk: async (ask) => ({ ...(await publicAsk(this.env, ask)) }),
-      askInfo: (ask) => askInfo(this.state.meta()!, ask),
-      syncKv: () => this.syncKv(),
-      wake: (at, now) =>
-        queueMicrotask(() => {
-          this.outboxWritten();
-          void this.wakeBy(at);
-          if (now) this.sender.soon();
-        }),
-      fetch: (request) => this.deliver(request),
-      retryScale: notifyRetryScale(env),
+      kv: () => this.kv(),
+      written: () => this.outboxWritten(),
+      wakeBy: (at) => this.wakeBy(at),
+      deliver: (request) => this.deliver(request),
       beforeDelivery: (what) => this.beforeDelivery(what),
-    });
-    this.state.onChange = (change) => this.outbox.record(change);
-    // Notifications leave in the background once the run's execution settles; a failed one's retry is the alarm's.
-    this.sender = new OutboxSender(
-      async () => {
-        await this.outbox.deliverDue(Date.now(), 'notifications');
-        const next = this.outbox.nextDue();
-        if (next !== null) await this.wakeBy(next);
-      },
-      () => this.live !== null && this.state.progress().status === 'running',
-    );
+      executing: () => this.live !== null && this.state.progress().status === 'running',
+    }));
   }
 
   /** The deployment's notify targets (runvil.yaml's `notify:`); tests set their own. */
@@ -333,47 +313,15 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
 
   override async alarm(): Promise<void> {
     this.alarmAt = null;
-    const meta = this.state.meta();
-    if (!meta) return;
-    // A run that ended before the outbox kept its KV write is owed to KV all the same.
-    const progress = this.state.progress();
-    if (isFinal(progress.status) && !progress.kv_synced) this.outbox.oweKv(Date.now());
-    await this.outbox.deliverDue(Date.now());
-    this.expireAsks(Date.now());
-    this.passCallDeadlines();
-    switch (alarmDuty(meta, this.state.progress(), Date.now(), this.live !== null)) {
-      case 'time-out':
-        await this.stop(timeoutReason(meta.timeout_seconds));
-        break;
-      case 'resume':
-        this.launch('resume');
-        break;
-    }
+    await ringAlarm({
+      state: this.state,
+      outbox: this.outbox,
+      live: () => this.live,
+      resume: () => this.launch('resume'),
+      stop: (reason) => this.stop(reason),
+      refreshStatus: () => this.refreshStatus(),
+    });
     await this.armAlarm();
-  }
-
-  /** Fails the waiting tool calls whose deadline has passed, waking their chains (by replay when the run is not in memory). */
-  private passCallDeadlines(): void {
-    if (isFinal(this.state.progress().status)) return;
-    const expired = expireCalls(this.state, Date.now());
-    if (expired.length === 0) return;
-    if (this.live) for (const callId of expired) this.live.calls.wake(callId);
-    else this.launch('resume');
-    this.refreshStatus();
-  }
-
-  /**
-   * Closes, as expired, every pending ask whose deadline has passed: the run's wait on it
-   * ends with the closed window (the call fails with OPERATOR_WINDOW_CLOSED), from the live
-   * run, or from a replay, which finds the ask closed.
-   */
-  private expireAsks(now: number): void {
-    if (isFinal(this.state.progress().status)) return;
-    const expired = expireAsks(this.state, now);
-    if (expired.length === 0) return;
-    if (this.live) for (const askId of expired) this.live.broker.deliver(askId, { ok: false, message: OPERATOR_WINDOW_CLOSED });
-    this.launch('resume');
-    this.refreshStatus();
   }
 
   /** Resumes a run that should be executing but is not in memory (its object was evicted or restarted). */
@@ -465,11 +413,6 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     this.sender.settled();
     this.notify();
     await this.armAlarm();
-  }
-
-  /** Writes the next files of the finished run to KV (kv-sync.ts); the alarm retries a failure. */
-  private syncKv(): Promise<'done' | 'more' | 'failed'> {
-    return syncRunToKv(this.kv(), this.state, this.currentView()!);
   }
 
   /**
