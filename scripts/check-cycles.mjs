@@ -9,7 +9,8 @@
  *   as one that calls it. src/host/remote (the Remote tools) is a layer of its own although
  *   it sits inside src/host: it imports the Host's Pack interface, and the Host must never
  *   import it back, so that the Host stays free of the network. A cycle between layers means neither can be read, tested or moved alone.
- * Run by `npm test`; prints each cycle with one import that makes each of its edges.
+ * Run by `npm test` (npm run check:cycles); prints each cycle with one import that makes each of its edges.
+ * Which part may import which is scripts/check-layers.mjs's, run by the same npm script.
  */
 import { parseCircular, parseDependencyTree } from 'dpdm';
 import { dirname, join, relative } from 'node:path';
