@@ -8,8 +8,8 @@
  * One module for every place it runs: bench/tasks.ts in Node, and inside workerd
  * bench/worker-entry.ts (`GET /bench/fanout`, driven by bench/worker.ts against the local
  * server) and test/worker/bundle/entry.ts (`GET /engine/fanout`, the Worker bundle as
- * deployed, checked by test/worker/tasks-fanout.test.ts). Whoever imports it inside workerd
- * first imports src/worker/workerd-lua/lua-factory.ts, as for anything that imports the Engine.
+ * deployed, checked by test/worker/tasks-fanout.test.ts). Inside workerd its importer loads
+ * the Lua adapter first (src/worker/workerd-lua/README.md, "It loads first").
  */
 import { parsePrompt } from '../src/prompt/parse.ts';
 import type { LuaPlatform, LuaVm, VmOptions } from '../src/engine/lua/vm.ts';
