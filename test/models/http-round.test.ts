@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { abortableSleep, defaultBackoffMs, excerpt, postJson, type JsonPost } from '../../src/models/http-round.ts';
 import { fastRounds, modelServer, type Answer, type ModelServer } from './helpers.ts';
 
@@ -62,8 +62,9 @@ describe('a round over HTTP', () => {
   });
 
   it('stops an attempt at its time limit and tries again', async () => {
-    const outcome = await send([{ hang: true }, { hang: true }], fastRounds({ timeoutMs: 50, retries: 1 }));
-    expect(outcome).toEqual({ ok: false, message: 'acme: no answer within 50 ms (no HTTP status, after 2 attempts)' });
+    // A limit long enough for each request to reach the server on a busy machine, so that both arrive.
+    const outcome = await send([{ hang: true }, { hang: true }], fastRounds({ timeoutMs: 1_500, retries: 1 }));
+    expect(outcome).toEqual({ ok: false, message: 'acme: no answer within 1500 ms (no HTTP status, after 2 attempts)' });
     expect(server.requests).toHaveLength(2);
   });
 
@@ -79,9 +80,13 @@ describe('a round over HTTP', () => {
   });
 
   it('ends at once, without retrying, when the run is cancelled', async () => {
+    // Cancelled once the request has reached the server, however long starting it took.
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 30);
-    const outcome = await send([{ hang: true }, { json: {} }], fastRounds(), controller.signal);
+    server = await modelServer([{ hang: true }, { json: {} }]);
+    const sent = postJson(post(`${server.url}/x`), fastRounds(), controller.signal);
+    await vi.waitFor(() => expect(server.requests).toHaveLength(1), { timeout: 30_000 });
+    controller.abort();
+    const outcome = await sent;
     expect(outcome).toEqual({ ok: false, message: 'acme: the round was cancelled' });
     expect(server.requests).toHaveLength(1);
   });
