@@ -4,10 +4,8 @@
  * their deadline end, and then the run times out, resumes (its execution died) or is only
  * watched. Alarms are delivered at least once, so each duty is safe to do twice.
  */
-import { OPERATOR_WINDOW_CLOSED } from '../../host/operator.ts';
 import type { Outbox } from '../outbox/outbox.ts';
-import { expireAsks } from '../waits/ask-broker.ts';
-import { expireCalls } from '../waits/call-broker.ts';
+import { storedLedgers } from '../waits/stored-waits.ts';
 import type { LiveRun } from './live-run.ts';
 import { alarmDuty, timeoutReason } from './run-alarm.ts';
 import type { RunState } from './run-state.ts';
@@ -35,8 +33,7 @@ export async function ringAlarm(object: AlarmSeams): Promise<void> {
   const progress = state.progress();
   if (isFinal(progress.status) && !progress.kv_synced) outbox.oweKv(Date.now());
   await outbox.deliverDue(Date.now());
-  passAskDeadlines(object, Date.now());
-  passCallDeadlines(object, Date.now());
+  passDeadlines(object, Date.now());
   switch (alarmDuty(meta, state.progress(), Date.now(), object.live() !== null)) {
     case 'time-out':
       await object.stop(timeoutReason(meta.timeout_seconds));
@@ -48,27 +45,21 @@ export async function ringAlarm(object: AlarmSeams): Promise<void> {
 }
 
 /**
- * Closes, as expired, every pending ask whose deadline has passed: the run's wait on it
- * ends with the closed window (the call fails with OPERATOR_WINDOW_CLOSED), from the live
- * run, or from a replay, which finds the ask closed.
+ * Ends, as expired, every ask and tool call past its deadline (wait-ledger.ts): the live
+ * run's chains that wait on them are handed the expiry (an ask's call fails with
+ * OPERATOR_WINDOW_CLOSED, a tool call with "no result within"), or the run, not in memory,
+ * is replayed, and its replay finds them expired. Asks and calls alike.
  */
-function passAskDeadlines(object: AlarmSeams, now: number): void {
+function passDeadlines(object: AlarmSeams, now: number): void {
   if (isFinal(object.state.progress().status)) return;
-  const expired = expireAsks(object.state, now);
-  if (expired.length === 0) return;
+  const { asks, calls } = storedLedgers(object.state);
+  const expiredAsks = asks.expire(now);
+  const expiredCalls = calls.expire(now);
+  if (expiredAsks.length === 0 && expiredCalls.length === 0) return;
   const live = object.live();
-  if (live) for (const askId of expired) live.broker.deliver(askId, { ok: false, message: OPERATOR_WINDOW_CLOSED });
-  object.resume();
-  object.refreshStatus();
-}
-
-/** Fails the waiting tool calls whose deadline has passed, waking their chains (by replay when the run is not in memory). */
-function passCallDeadlines(object: AlarmSeams, now: number): void {
-  if (isFinal(object.state.progress().status)) return;
-  const expired = expireCalls(object.state, now);
-  if (expired.length === 0) return;
-  const live = object.live();
-  if (live) for (const callId of expired) live.calls.wake(callId);
-  else object.resume();
+  if (live) {
+    for (const askId of expiredAsks) live.broker.wake(askId);
+    for (const callId of expiredCalls) live.calls.wake(callId);
+  } else object.resume();
   object.refreshStatus();
 }

@@ -8,7 +8,7 @@
  * least once, so whatever the alarm does is safe to do twice. The object sets the alarm for
  * the earliest of these duties.
  */
-import { nextCallDeadline } from '../waits/call-broker.ts';
+import { storedLedgers } from '../waits/stored-waits.ts';
 import type { RunMeta, RunProgress, RunState } from './run-state.ts';
 import { isFinal } from './run-view.ts';
 
@@ -74,11 +74,10 @@ export function alarmTime(state: RunState, outboxDue: number | null, now: number
   if (!meta) return null;
   const progress = state.progress();
   const times = [isFinal(progress.status) ? null : nextAlarm(meta, progress, now), outboxDue];
-  if (!isFinal(progress.status)) for (const ask of state.asks()) if (ask.state === 'pending' && ask.expires_at) times.push(Date.parse(ask.expires_at));
-  // A waiting tool call's deadline wakes the run too.
+  // A pending ask's or waiting tool call's deadline wakes the run (wait-ledger.ts).
   if (!isFinal(progress.status)) {
-    const deadline = nextCallDeadline(state);
-    if (deadline !== null) times.push(deadline);
+    const { asks, calls } = storedLedgers(state);
+    times.push(asks.nextDeadline(), calls.nextDeadline());
   }
   const due = times.filter((at): at is number => at !== null);
   return due.length === 0 ? null : Math.max(now, Math.min(...due));

@@ -28,10 +28,9 @@ import { notifyTargetsOf } from '../outbox/notify-targets.ts';
 import type { NotificationDelivery, Outbox } from '../outbox/outbox.ts';
 import type { OutboxSender } from '../outbox/outbox-sender.ts';
 import type { D1Database, KvNamespace } from '../platform-types.ts';
-import { judgeAnswer } from '../waits/ask-answer.ts';
-import { chainOfAsk } from '../waits/ask-broker.ts';
-import { closeOpenCalls, takeResult } from '../waits/call-broker.ts';
 import { callbackOf } from '../waits/call-callback.ts';
+import { storedLedgers } from '../waits/stored-waits.ts';
+import type { WaitKind } from '../waits/wait-ledger.ts';
 import { dropIsolatePlatform } from '../workerd-lua/lua-platform.ts';
 import { ringAlarm } from './alarm-duties.ts';
 import { eventStream, resumePoint } from './event-stream.ts';
@@ -219,27 +218,12 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     const meta = this.state.meta();
     if (!meta) return NO_RUN;
     const ask = this.state.ask(askId);
-    if (!ask) return { ok: false, reason: 'no-ask', status: 404, message: `run ${meta.run_id} has no ask ${JSON.stringify(askId)}` };
-    const judged = judgeAnswer(ask, answer, this.state.progress().status);
+    const taking = storedLedgers(this.state).asks.take(askId, { text: answer, by: answeredBy }, this.runStatus(), Date.now());
     // A retry of the answer taken (its response was lost) is no error; another answer is.
-    if (judged === 'retry') return this.answered(meta, ask, options);
-    if (judged !== 'take') return judged;
-    this.state.atomically(() => {
-      this.state.putAsk({
-        ...ask,
-        state: 'answered',
-        answer,
-        answered_at: new Date().toISOString(),
-        ...(answeredBy !== null ? { answered_by: answeredBy } : {}),
-      });
-      this.state.appendEvent({ type: 'ask_answered', task: chainOfAsk(askId), ask_id: askId, answered_by: answeredBy });
-    });
-    if (this.live) this.live.broker.deliver(askId, { ok: true, text: answer });
-    // An object that no longer holds the run replays it, and the replay finds the answer.
-    this.launch('resume');
+    if (taking !== 'taken' && taking !== 'retry') return taking;
     // The run goes on (run_resumed); it suspends again once it waits on asks alone.
-    this.refreshStatus();
-    return this.answered(meta, ask, options);
+    if (taking === 'taken') this.waitEnded('ask', askId);
+    return this.answered(meta, ask!, options);
   }
 
   /** An answer's response (AnswerOptions says when it settles). */
@@ -251,24 +235,26 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   async toolResult(callId: string, result: ToolResult): Promise<ToolResultOutcome> {
     const meta = this.state.meta();
     if (!meta) return NO_RUN;
-    const status = this.state.progress().status;
-    const record = this.state.call(callId);
-    // A result already taken is judged as such (the same again is a retry), even once the run has ended.
-    if (isFinal(status) && record && record.state !== 'done') {
-      return {
-        ok: false,
-        reason: 'run-ended',
-        status: 409,
-        message: `tool call ${callId} is no longer waiting: the run has ended (${status}), so the result is stale`,
-      };
-    }
-    const taken = takeResult(this.state, callId, result, Date.now());
-    if (!taken.ok || !taken.taken) return taken.ok ? { ok: true } : taken;
-    if (this.live) this.live.calls.wake(callId);
-    // An object that no longer holds the run replays it, and the replay finds the result.
-    this.launch('resume');
-    this.refreshStatus();
+    const taking = storedLedgers(this.state).calls.take(callId, result, this.runStatus(), Date.now());
+    if (taking !== 'taken' && taking !== 'retry') return taking;
+    if (taking === 'taken') this.waitEnded('call', callId);
     return { ok: true };
+  }
+
+  /** The run's status, and whether it has ended, for judging a result posted to one of its waits. */
+  private runStatus(): { status: RunStatus; ended: boolean } {
+    const status = this.state.progress().status;
+    return { status, ended: isFinal(status) };
+  }
+
+  /**
+   * One of the run's waits ended with a result (wait-ledger.ts): the live run's chain that
+   * waits is handed it, or the run, not in memory, is replayed, and its replay finds it.
+   */
+  private waitEnded(kind: WaitKind, id: string): void {
+    if (this.live) (kind === 'ask' ? this.live.broker : this.live.calls).wake(id);
+    else this.launch('resume');
+    this.refreshStatus();
   }
 
   async cancel(reason: string): Promise<ViewOutcome> {
@@ -405,9 +391,9 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   private async end(status: RunStatus, how: { result?: string; error?: { kind: string; message: string } }): Promise<void> {
     const endedAt = new Date().toISOString();
     this.state.atomically(() => {
-      for (const ask of this.state.asks())
-        if (ask.state === 'pending') this.state.putAsk({ ...ask, state: 'closed', closed_reason: 'cancelled', closed_at: endedAt });
-      closeOpenCalls(this.state);
+      const { asks, calls } = storedLedgers(this.state);
+      asks.closeAll(Date.parse(endedAt));
+      calls.closeAll(Date.parse(endedAt));
       this.state.setStatus(status, { ...how, ended_at: endedAt });
     });
     this.sender.settled();
