@@ -332,7 +332,7 @@ describe('a call that waits holds only its chain', () => {
 });
 
 describe('the deadline of a call', () => {
-  it('fails the call with "<tool id>: no result within <timeout> s", and a later result gets 409', async () => {
+  it('fails the call with "<tool id>: no result within <timeout> s", and a later result gets 409, refused as expired even once the run has ended (as an ask is)', async () => {
     const runId = await start('deploy', { tool: 'quick' });
     const waiting = await until(runId, (view) => view.status !== 'running');
     expect(waiting.pending).toEqual([expect.objectContaining({ kind: 'tool', tool: 'deploy/quick' })]);
@@ -341,6 +341,9 @@ describe('the deadline of a call', () => {
     const { body } = await receivedCall(runId);
     const late = await postResult(runId, body.call_id, { output: 'late' }, body.callback_token);
     expect(late.status).toBe(409);
+    expect(((await late.json()) as { error: { message: string } }).error.message).toBe(
+      `tool call ${body.call_id} is no longer waiting: its deadline passed at ${body.deadline}, so the result is stale`,
+    );
   });
 });
 
