@@ -7,7 +7,7 @@
  *
  *   opening ──▶ pending ──▶ done      the first result posted (or settled) wins; the same
  *      │           │                  result again is a retry, another one a refusal
- *      │           ├──────▶ expired   its deadline passed first (the alarm, run-alarm.ts)
+ *      │           ├──────▶ expired   its deadline passed first (the alarm, alarm-duties.ts)
  *      └───────────┴──────▶ closed    its task was cancelled, or the run ended
  *
  * `opening` is a wait recorded but not yet waited on: a tool call being sent (a replay sends
@@ -20,11 +20,10 @@
  *
  * What differs between the kinds, and why, is `WAIT_KINDS` below, and nothing else: the
  * ledger's judgement of a posted result, its expiry, its closing and how a run resumes from
- * an ended wait are the same for both. (Before, an expired ask relaunched the run whether or
- * not it was in memory and an expired call only when it was not; relaunching a run in memory
- * does nothing, so both now wake the live run's chain, else relaunch. And a result for a call
- * that expired before its run ended was refused as "the run has ended" where an answer to
- * such an ask was refused as expired; both now say expired, the cause that came first.)
+ * an ended wait are the same for both. Whatever ended a wait (a result, its deadline), the
+ * live run's chain that waits is handed the end, or the run, not in memory, is relaunched
+ * (relaunching a run that is in memory would do nothing). A result for a wait that expired
+ * is refused as expired even once the run has ended since: the cause that came first.
  *
  * The ledger works on a `WaitStore`: the run object's storage (stored-waits.ts, which keeps
  * the record layouts runs already stored: `ask:{id}` and `call:{id}`) or memory (tests).
