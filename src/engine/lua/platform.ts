@@ -1,8 +1,9 @@
 /**
  * The platform: one per isolate. It owns the wasm module (one heap), the wasm functions made
  * once (the JS leaf trampoline, the allocator, the count hook), the runtime compiled once to
- * bytecode, and the memory regions template VMs live in (memory-region.ts). The trampoline
- * and the count hook are here because they find their VM by id among the platform's.
+ * bytecode (runtime-bytecode.ts), and the memory regions template VMs live in
+ * (memory-region.ts); what it and its VMs are made with is platform-options.ts. The
+ * trampoline and the count hook are here because they find their VM by id among the platform's.
  */
 import { CApi, sandboxLibraries, type LuaState, type Pointer } from './c-api.ts';
 import { LUA_MASKCOUNT, LUA_OK, upvalue } from './lua-constants.ts';
@@ -10,41 +11,14 @@ import { FIRST_NATIVE, HOOK_EVERY, LuaVm, MODULE_LEAF, USERDATA_LEAF, WATCH_LEAF
 import { MemoryRegion, type WasmHeap } from './memory-region.ts';
 import type { NativeHost } from './native-stack.ts';
 import { callPatternNative, nativeOf } from './pattern-natives.ts';
+import { DEFAULT_PLATFORM_MEMORY, DEFAULT_REGION_BYTES, DEFAULT_REGIONS, type PlatformOptions, type VmOptions } from './platform-options.ts';
 import { ProtectedCalls } from './protected-call.ts';
-import type { RunMemory } from './run-memory.ts';
-import { luaBytes, pushScalar, readScalar, readValues, reserveScratch, withCString } from './values.ts';
+import { RuntimeBytecode } from './runtime-bytecode.ts';
+import { pushScalar, readScalar, readValues, reserveScratch } from './values.ts';
 import { VmMemory } from './vm-memory.ts';
 import { WaitingRuns } from './waiting-runs.ts';
 import { captureExports, functionTable, luaExports, type EmscriptenModule, type LuaFactory, type LuaWasm, type WasmExports } from './wasm-exports.ts';
 
-/** Options of one VM. */
-export interface VmOptions {
-  /** Upper bound of the Lua heap in bytes; allocations past it fail with "not enough memory". */
-  memoryLimit?: number;
-  /** How the VM is set up before anything particular to it; see VmTemplate. */
-  template?: VmTemplate;
-  /** Whoever the VM works for: LuaPlatform.closeVmsOf closes every VM of one owner. */
-  owner?: object;
-  /** The run's share of Lua memory the VM's footprint is charged to (run-memory.ts). */
-  memory?: RunMemory;
-}
-
-/** How many template VMs may live in regions at once, how big a region is, and how much all VMs may hold. */
-export interface PlatformOptions {
-  regions?: number;
-  regionBytes?: number;
-  /**
-   * Bytes of the wasm heap all template VMs together may hold (default 1 GiB). When a VM
-   * would pass it, the VMs of runs that only wait are closed first (markWaiting); when none
-   * holds anything, the run holding the most ends with `Limit` and its VMs are closed at once;
-   * a run that holds the most itself is refused.
-   */
-  memoryBytes?: number;
-}
-
-const DEFAULT_REGIONS = 32;
-const DEFAULT_REGION_BYTES = 512 * 1024;
-const DEFAULT_PLATFORM_MEMORY = 1024 * 1024 * 1024;
 /** The scratch buffer's size kept between texts (trimScratch). */
 const SCRATCH_KEPT = 1024 * 1024;
 
@@ -60,7 +34,8 @@ function leafFailure(error: unknown): string {
 
 /** One wasm module, the shared wasm functions and the compiled runtime; one per isolate. */
 export class LuaPlatform {
-  private readonly compiled = new Map<string, { pointer: number; size: number }>();
+  /** The runtime's chunks as bytecode (runtime-bytecode.ts). */
+  private readonly runtime: RuntimeBytecode;
   private readonly vms = new Map<number, LuaVm>();
   private nextVm = 1;
   /** The C function every JS leaf is: upvalues (vm id, leaf index). */
@@ -106,6 +81,7 @@ export class LuaPlatform {
     this.maxRegions = options.regions ?? DEFAULT_REGIONS;
     this.regionBytes = options.regionBytes ?? DEFAULT_REGION_BYTES;
     this.direct = exports !== undefined;
+    this.runtime = new RuntimeBytecode(lua, this);
     this.c = new CApi(lua, exports);
     const table = functionTable(exports);
     this.libraries = exports ? sandboxLibraries(exports, table, this.c) : null;
@@ -370,39 +346,9 @@ export class LuaPlatform {
     return this.vms.size;
   }
 
-  /**
-   * Bytecode of a runtime chunk, compiled on first use. Loading bytecode is several times
-   * faster than parsing source, and the runtime loads into every section VM.
-   */
+  /** Bytecode of a runtime chunk, compiled on first use (runtime-bytecode.ts). */
   bytecode(chunk: RuntimeChunk): { pointer: number; size: number } {
-    const cached = this.compiled.get(chunk.name);
-    if (cached) return cached;
-    const compiledChunk = this.compile(chunk);
-    this.compiled.set(chunk.name, compiledChunk);
-    return compiledChunk;
-  }
-
-  private compile(chunk: RuntimeChunk): { pointer: number; size: number } {
-    const lua = this.lua;
-    const state = lua.luaL_newstate() as LuaState;
-    try {
-      lua.luaL_openlibs(state);
-      lua.lua_getglobal(state, 'string');
-      lua.lua_getfield(state, -1, 'dump');
-      const loaded = withCString(this.c, chunk.source, (pointer, size) => lua.luaL_loadbufferx(state, pointer, size, `=${chunk.name}`, 't'));
-      if (loaded !== LUA_OK) throw new Error(`runtime chunk ${chunk.name}: ${readScalar(this, state, -1)}`);
-      // Stripped of debug info: a third smaller and faster to load into every VM. The
-      // runtime raises its errors without positions anyway (level 0).
-      lua.lua_pushboolean(state, 1);
-      const dumpedOk = lua.lua_pcallk(state, 2, 1, 0, 0, null);
-      if (dumpedOk !== LUA_OK) throw new Error(`runtime chunk ${chunk.name}: ${readScalar(this, state, -1)}`);
-      const dumped = luaBytes(this, state, -1).slice();
-      const pointer = this.c.malloc(dumped.length);
-      this.c.heap.set(dumped, pointer);
-      return { pointer, size: dumped.length };
-    } finally {
-      lua.lua_close(state);
-    }
+    return this.runtime.bytecode(chunk);
   }
 
   private callLeaf(state: LuaState): number {

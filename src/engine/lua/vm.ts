@@ -11,7 +11,8 @@
  * function per engine), a bare `lua_newstate` about 50 µs, and the Engine makes a VM per
  * section entry.
  */
-export { LuaPlatform, type PlatformOptions, type VmOptions } from './platform.ts';
+export { LuaPlatform } from './platform.ts';
+export type { PlatformOptions, VmOptions } from './platform-options.ts';
 export {
   HOOK_EVERY,
   LuaThread,
