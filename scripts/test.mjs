@@ -2,9 +2,9 @@
 /**
  * `npm test`: every check and test suite of the project, each step to its end whatever the
  * others did, and exit 1 if any failed. On the 2-core machine the steps run in two lanes at
- * once, of about the same length: the static checks, the Node suites, the prompt tests and
- * the end-to-end check in one; the workerd suites and the browser tests in the other. Each
- * lane's waits (a server starting, a page loading) leave the CPU to the other.
+ * once, of about the same length: the static checks, the Node suites and the prompt tests in
+ * one; the workerd suites, the browser tests and the end-to-end check in the other (the two
+ * that serve the local server never at the same time). Each lane's waits (a server starting, a page loading) leave the CPU to the other.
  *
  * A step's output is kept whole in .wrangler/test-logs/<step>.log and printed when the step
  * ends, in one piece rather than interleaved with the other lane's; a step that passed shows
@@ -36,11 +36,13 @@ const LANES = [
     { name: 'cycles', command: 'npm run --silent check:cycles', limit: 5 * MINUTE },
     { name: 'node', command: 'npm run --silent test:node', limit: 20 * MINUTE },
     { name: 'prompts', command: 'node bin/runvil.mjs test test/prompts', limit: 10 * MINUTE },
-    { name: 'e2e', command: 'npm run --silent e2e', limit: 10 * MINUTE },
   ],
   [
     { name: 'workers', command: 'npm run --silent test:workers', limit: 25 * MINUTE },
+    // The two steps that serve the local server share one lane: each writes the checkout's
+    // generated config and wrangler's env file, which the other's server would reload.
     { name: 'browser', command: 'npm run --silent test:browser', limit: 15 * MINUTE },
+    { name: 'e2e', command: 'npm run --silent e2e', limit: 10 * MINUTE },
   ],
 ];
 
