@@ -4,7 +4,7 @@
  * and read in Lua (protocol.lua, in a real VM), and the other way round, field by named field.
  * A layout changed on one side only fails here.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   CATALOG_PACK_FIELDS,
   CATALOG_TOOL_FIELDS,
@@ -23,19 +23,10 @@ import {
   type VarRead,
 } from '../../src/engine/entry/protocol-leaves.ts';
 import type { Json } from '../../src/json/json.ts';
-import type { LuaScalar, LuaVm } from '../../src/engine/lua/vm.ts';
-import { newPlatform } from './helpers.ts';
-import { fromPairs, runProtocolLua, toPairs } from './protocol-vm.ts';
+import type { LuaScalar } from '../../src/engine/lua/vm.ts';
+import { fromPairs, useProtocolVm, toPairs } from './protocol-vm.ts';
 
-let vm: LuaVm;
-beforeAll(async () => {
-  vm = await (await newPlatform()).newVm({});
-});
-afterAll(() => vm.close());
-
-function lua(body: string, args: LuaScalar[] = []): LuaScalar[] {
-  return runProtocolLua(vm, body, args);
-}
+const lua = useProtocolVm();
 
 describe('the catalog', () => {
   const catalog: CatalogView = {

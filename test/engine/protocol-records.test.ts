@@ -6,7 +6,7 @@
  * writes and what the driver reads. A record's text enters a round's digest, which a replay
  * compares: the two sides may never differ.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/json/canonical-json.ts';
 import type { Json } from '../../src/json/json.ts';
 import type { ReplyCall } from '../../src/engine/entry/protocol.ts';
@@ -21,20 +21,10 @@ import {
   toolRecordValue,
   type ToolListEntry,
 } from '../../src/engine/entry/protocol-records.ts';
-import type { LuaScalar, LuaVm } from '../../src/engine/lua/vm.ts';
 import { TASK_BUILTIN_TOOLS } from '../../src/engine/task-builtins.ts';
-import { newPlatform } from './helpers.ts';
-import { runProtocolLua } from './protocol-vm.ts';
+import { useProtocolVm } from './protocol-vm.ts';
 
-let vm: LuaVm;
-beforeAll(async () => {
-  vm = await (await newPlatform()).newVm({});
-});
-afterAll(() => vm.close());
-
-function lua(body: string, args: LuaScalar[] = []): LuaScalar[] {
-  return runProtocolLua(vm, body, args);
-}
+const lua = useProtocolVm();
 
 /** What json.lua writes for `value` (given as JSON text, decoded in Lua first). */
 const luaEncoded = (json: string) => lua('return J.try_encode(J.decode(...))', [json])[0];

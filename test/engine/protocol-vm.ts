@@ -3,8 +3,20 @@
  * (and json.lua as J, the runtime's JSON encoder, which writes the texts the driver's records
  * must equal), and the helpers that carry a table's named fields across as (name, value) pairs.
  */
+import { afterAll, beforeAll } from 'vitest';
 import type { LuaScalar, LuaVm } from '../../src/engine/lua/vm.ts';
 import { LUA_SOURCES } from '../../src/engine/lua/runtime/sources.generated.ts';
+import { newPlatform } from './helpers.ts';
+
+/** A VM for the file's tests (opened before them, closed after), and how to run protocol chunks in it. */
+export function useProtocolVm(): (body: string, args?: LuaScalar[]) => LuaScalar[] {
+  let vm: LuaVm;
+  beforeAll(async () => {
+    vm = await (await newPlatform()).newVm({});
+  });
+  afterAll(() => vm.close());
+  return (body, args = []) => runProtocolLua(vm, body, args);
+}
 
 let chunks = 0;
 

@@ -4,7 +4,7 @@
  * decoded in TypeScript (src/engine/entry/protocol.ts), and the other way round, field by
  * named field. A layout changed on one side only fails here.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   BATCH_CALL_FIELDS,
   decodeBatch,
@@ -37,19 +37,10 @@ import {
   type RoundYield,
 } from '../../src/engine/entry/protocol.ts';
 import { assistantRecordText, toolRecordText } from '../../src/engine/entry/protocol-records.ts';
-import type { LuaScalar, LuaVm } from '../../src/engine/lua/vm.ts';
-import { newPlatform } from './helpers.ts';
-import { fromPairs, runProtocolLua, snake, snakeKeys, toPairs } from './protocol-vm.ts';
+import type { LuaScalar } from '../../src/engine/lua/vm.ts';
+import { fromPairs, useProtocolVm, snake, snakeKeys, toPairs } from './protocol-vm.ts';
 
-let vm: LuaVm;
-beforeAll(async () => {
-  vm = await (await newPlatform()).newVm({});
-});
-afterAll(() => vm.close());
-
-function lua(body: string, args: LuaScalar[] = []): LuaScalar[] {
-  return runProtocolLua(vm, body, args);
-}
+const lua = useProtocolVm();
 
 const facts: EntryFacts = {
   kind: 'task',
