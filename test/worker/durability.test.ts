@@ -10,7 +10,7 @@ import { runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { call, json, testEnv, untilServed } from './app/client.ts';
 import { performedBy } from './app/test-host.ts';
-import { armCrash } from './app/test-worker.ts';
+import { armCrash, releaseCrash } from './app/test-worker.ts';
 
 vi.setConfig({ testTimeout: 20_000 });
 
@@ -72,6 +72,7 @@ describe('a crash at the moment Lua gets an answer', () => {
       const runId = await startCrunch();
       await crashed;
       expect(await journalOps(runId)).toEqual(OPS.slice(0, outside ? at : at - 1));
+      releaseCrash();
       const done = await untilServed(runId);
       expect(done).toMatchObject({ status: 'completed', result: 'tick-first,tick-second' });
       expect(performedBy(runId)).toEqual(PERFORMED);
@@ -87,6 +88,7 @@ describe('a crash at the moment Lua gets an answer', () => {
     await call('GET', `/runs/${runId}`);
     await second;
     expect(await journalOps(runId)).toEqual(OPS.slice(0, 4));
+    releaseCrash();
     expect(await untilServed(runId)).toMatchObject({ status: 'completed', result: 'tick-first,tick-second' });
     expect(performedBy(runId)).toEqual(PERFORMED);
   });

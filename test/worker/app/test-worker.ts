@@ -47,17 +47,28 @@ export async function armFault(index: number): Promise<void> {
 
 let crashAt: number | null = null;
 let crashed = false;
+/** Set by a crash: holds every alarm (the watchdog would resume the run) until the test has looked. */
+let afterCrash: { held: Promise<void>; release(): void } | null = null;
 
 /**
  * Makes the next run object to reach journal entry `index` crash at the moment Lua would
  * get that entry's answer: it resets itself there, synchronously, with no turn of the event
  * loop in between (as a process killed while Lua computes in C would be). Whatever was not
- * durable by then is lost. Settles once it has crashed (polling, as armFault does).
+ * durable by then is lost. Settles once it has crashed (polling, as armFault does). Until
+ * the test calls releaseCrash (or arms the next crash), alarms wait: the watchdog would
+ * otherwise resume the run, on a busy machine before the test has read what survived.
  */
 export async function armCrash(index: number): Promise<void> {
   crashAt = index;
   crashed = false;
+  releaseCrash();
   while (!crashed) await new Promise((resolve) => setTimeout(resolve, 2));
+}
+
+/** Lets the alarms held since the last crash run. */
+export function releaseCrash(): void {
+  afterCrash?.release();
+  afterCrash = null;
 }
 
 /** The KV operations of one alarm invocation (`put {key}`, ...), in order, and whether one failed. */
@@ -130,6 +141,8 @@ export class RunObject extends WorkerRunObject {
     if (crashAt === index) {
       crashAt = null;
       crashed = true;
+      let release = () => {};
+      afterCrash = { held: new Promise<void>((resolve) => (release = resolve)), release: () => release() };
       this.ctx.abort('a crash (test fault)');
     }
     if (faultAt !== index) return;
@@ -144,6 +157,7 @@ export class RunObject extends WorkerRunObject {
 
   override async alarm(): Promise<void> {
     const invocation: AlarmKvOps = { ops: [], failed: false };
+    if (afterCrash) await afterCrash.held;
     this.alarmOps = invocation;
     try {
       await super.alarm();
