@@ -7,6 +7,7 @@
  */
 import type { Json } from '../json/json.ts';
 import { serverSecretProblem } from './server-secrets.ts';
+import type { McpConfig } from './mcp-config.ts';
 
 /** A string from `runvil.yaml` that may hold `${NAME}` references, resolved at use. */
 export type ConfigText = string;
@@ -109,6 +110,8 @@ export interface DeploymentConfig {
   notify: readonly NotifyTarget[];
   /** Webhook triggers by name, in file order. */
   triggers: ReadonlyMap<string, Trigger>;
+  /** `mcp:`: which prompts `/mcp` serves under which tool names; absent: every prompt under its own name. */
+  mcp?: McpConfig;
 }
 
 /** The configuration of a deployment with no `runvil.yaml`. */

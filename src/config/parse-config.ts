@@ -6,7 +6,7 @@
  * `secret` and `tools`, secrets given as `${NAME}` (never in the file) and never the server's
  * own (server-secrets.ts), structured output on a trusted Pack only, URLs that are http(s)
  * (config-urls.ts; one made of `${NAME}` is checked when it is read), a Pack id that no
- * runvil Pack nor another configured Pack has; `triggers:` in trigger-config.ts. Platform-neutral: the Worker parses its
+ * runvil Pack nor another configured Pack has; `triggers:` in trigger-config.ts, `mcp:` in mcp-config.ts. Platform-neutral: the Worker parses its
  * bundled copy with it, the command line and the build check files with it.
  */
 import { parseShaped, pathText, type ShapeProblem } from './yaml-shape.ts';
@@ -22,6 +22,7 @@ import {
   type Trigger,
 } from './deployment-config.ts';
 import { readTrigger, type RawTrigger } from './trigger-config.ts';
+import { readMcpConfig, type RawMcpConfig } from './mcp-config.ts';
 import validateConfig from './runvil-config-validator.generated.js';
 import { parameterSchemaProblem } from '../json/parameter-schema-limits.ts';
 import { HAS_REFERENCE, originProblem, urlProblem } from './config-urls.ts';
@@ -86,6 +87,7 @@ interface RawConfig {
   packs?: Record<string, RawPack>;
   notify?: RawNotify[];
   triggers?: Record<string, RawTrigger>;
+  mcp?: RawMcpConfig;
 }
 
 type Path = (string | number)[];
@@ -122,8 +124,9 @@ export function parseDeploymentConfig(text: string): ConfigOutcome {
     const trigger = readTrigger(name, entry, parsed.placeKey(['triggers', name]), report);
     if (trigger) triggers.set(name, trigger);
   }
+  const mcp = raw.mcp === undefined ? null : readMcpConfig(raw.mcp, report);
   if (problems.length > 0) return { ok: false, problems: problems.sort((a, b) => a.line - b.line || a.column - b.column) };
-  return { ok: true, config: { publicUrl, packs, notify, triggers } };
+  return { ok: true, config: { publicUrl, packs, notify, triggers, ...(mcp ? { mcp } : {}) } };
 }
 
 /** Where the values of a runvil.yaml are written (1-based), by path, for checks made after the file's own. */

@@ -2,7 +2,7 @@
 "use strict";
 export const validate = validate10;
 export default validate10;
-const schema11 = {"$comment":"The shape of runvil.yaml, the deployment's configuration (DESIGN.md Part 2, \"The deployment's configuration\"; docs/packs.md). scripts/gen-validators.mjs compiles it to runvil-config-validator.generated.js; run `npm run gen` after editing. `description` on a node is how a message names what the value must be; src/cli/yaml-shape.ts turns the validator's errors into file:line:column messages. The rules no schema states (mcp or http, a Pack's name, secrets as ${NAME}, structured output on a trusted Pack only, a trigger's name, secret, events and paths) are checked in src/config/parse-config.ts.","$id":"runvil-config","type":"object","additionalProperties":false,"description":"a map","properties":{"public_url":{"$ref":"#/$defs/text"},"packs":{"type":"object","additionalProperties":{"$ref":"#/$defs/pack"},"description":"a map of Pack name (vendor/name) to Pack"},"notify":{"type":"array","items":{"$ref":"#/$defs/notify"},"description":"a list of notification endpoints"},"triggers":{"type":"object","additionalProperties":{"$ref":"#/$defs/trigger"},"description":"a map of trigger name to trigger"}},"$defs":{"text":{"type":"string","description":"a text"},"boolean":{"type":"boolean","description":"true or false"},"texts":{"type":"array","items":{"$ref":"#/$defs/text"},"description":"a list of texts"},"pack":{"type":"object","additionalProperties":false,"description":"a map with mcp or http","properties":{"description":{"$ref":"#/$defs/text"},"mcp":{"$ref":"#/$defs/mcp"},"http":{"$ref":"#/$defs/http"},"trusted":{"$ref":"#/$defs/boolean"},"tools":{"type":"array","items":{"$ref":"#/$defs/tool"},"description":"a list of tools"}}},"mcp":{"type":"object","additionalProperties":false,"description":"a map with url and, optionally, headers","properties":{"url":{"$ref":"#/$defs/text"},"headers":{"type":"object","additionalProperties":{"$ref":"#/$defs/text"},"description":"a map of header name to text"}}},"http":{"type":"object","additionalProperties":false,"description":"a map with url and secret","properties":{"url":{"$ref":"#/$defs/text"},"secret":{"$ref":"#/$defs/text"}}},"tool":{"type":"object","additionalProperties":false,"description":"a map","properties":{"name":{"$ref":"#/$defs/text"},"description":{"$ref":"#/$defs/text"},"parameters":{"type":"object","description":"a JSON Schema (a map)"},"output":{"enum":["plain","structured"],"description":"plain or structured"},"timeout":{"type":"integer","minimum":1,"maximum":2592000,"description":"a whole number of seconds from 1 to 2592000 (30 days)"}}},"notify":{"type":"object","additionalProperties":false,"description":"a map with url and secret","properties":{"url":{"$ref":"#/$defs/text"},"secret":{"$ref":"#/$defs/text"},"events":{"type":"array","items":{"enum":["ask.created","ask.closed","run.completed","run.failed","run.cancelled"],"description":"one of ask.created, ask.closed, run.completed, run.failed, run.cancelled"},"description":"a list of event types"},"prompts":{"$ref":"#/$defs/texts"}}},"trigger":{"type":"object","additionalProperties":false,"description":"a map with prompt, from and secret","properties":{"prompt":{"$ref":"#/$defs/text"},"from":{"enum":["github","stripe","slack","standard"],"description":"one of github, stripe, slack, standard"},"secret":{"$ref":"#/$defs/text"},"events":{"$ref":"#/$defs/texts"},"args":{"type":"object","additionalProperties":{"type":"string","description":"a JSON path (RFC 9535), such as $.issue.title"},"description":"a map of arg name to JSON path"}}}}};
+const schema11 = {"$comment":"The shape of runvil.yaml, the deployment's configuration (DESIGN.md Part 2, \"The deployment's configuration\"; docs/packs.md). scripts/gen-validators.mjs compiles it to runvil-config-validator.generated.js; run `npm run gen` after editing. `description` on a node is how a message names what the value must be; src/cli/yaml-shape.ts turns the validator's errors into file:line:column messages. The rules no schema states (mcp or http, a Pack's name, secrets as ${NAME}, structured output on a trusted Pack only, a trigger's name, secret, events and paths) are checked in src/config/parse-config.ts; `mcp:` in mcp-config.ts.","$id":"runvil-config","type":"object","additionalProperties":false,"description":"a map","properties":{"public_url":{"$ref":"#/$defs/text"},"packs":{"type":"object","additionalProperties":{"$ref":"#/$defs/pack"},"description":"a map of Pack name (vendor/name) to Pack"},"notify":{"type":"array","items":{"$ref":"#/$defs/notify"},"description":"a list of notification endpoints"},"triggers":{"type":"object","additionalProperties":{"$ref":"#/$defs/trigger"},"description":"a map of trigger name to trigger"},"mcp":{"type":"object","additionalProperties":false,"properties":{"tools":{"type":"object","additionalProperties":{"type":"string","description":"a prompt's name"},"description":"a map of MCP tool name to prompt name"}},"description":"a map with `tools` (MCP tool name -> prompt)"}},"$defs":{"text":{"type":"string","description":"a text"},"boolean":{"type":"boolean","description":"true or false"},"texts":{"type":"array","items":{"$ref":"#/$defs/text"},"description":"a list of texts"},"pack":{"type":"object","additionalProperties":false,"description":"a map with mcp or http","properties":{"description":{"$ref":"#/$defs/text"},"mcp":{"$ref":"#/$defs/mcp"},"http":{"$ref":"#/$defs/http"},"trusted":{"$ref":"#/$defs/boolean"},"tools":{"type":"array","items":{"$ref":"#/$defs/tool"},"description":"a list of tools"}}},"mcp":{"type":"object","additionalProperties":false,"description":"a map with url and, optionally, headers","properties":{"url":{"$ref":"#/$defs/text"},"headers":{"type":"object","additionalProperties":{"$ref":"#/$defs/text"},"description":"a map of header name to text"}}},"http":{"type":"object","additionalProperties":false,"description":"a map with url and secret","properties":{"url":{"$ref":"#/$defs/text"},"secret":{"$ref":"#/$defs/text"}}},"tool":{"type":"object","additionalProperties":false,"description":"a map","properties":{"name":{"$ref":"#/$defs/text"},"description":{"$ref":"#/$defs/text"},"parameters":{"type":"object","description":"a JSON Schema (a map)"},"output":{"enum":["plain","structured"],"description":"plain or structured"},"timeout":{"type":"integer","minimum":1,"maximum":2592000,"description":"a whole number of seconds from 1 to 2592000 (30 days)"}}},"notify":{"type":"object","additionalProperties":false,"description":"a map with url and secret","properties":{"url":{"$ref":"#/$defs/text"},"secret":{"$ref":"#/$defs/text"},"events":{"type":"array","items":{"enum":["ask.created","ask.closed","run.completed","run.failed","run.cancelled"],"description":"one of ask.created, ask.closed, run.completed, run.failed, run.cancelled"},"description":"a list of event types"},"prompts":{"$ref":"#/$defs/texts"}}},"trigger":{"type":"object","additionalProperties":false,"description":"a map with prompt, from and secret","properties":{"prompt":{"$ref":"#/$defs/text"},"from":{"enum":["github","stripe","slack","standard"],"description":"one of github, stripe, slack, standard"},"secret":{"$ref":"#/$defs/text"},"events":{"$ref":"#/$defs/texts"},"args":{"type":"object","additionalProperties":{"type":"string","description":"a JSON path (RFC 9535), such as $.issue.title"},"description":"a map of arg name to JSON path"}}}}};
 const schema12 = {"type":"string","description":"a text"};
 const schema13 = {"type":"object","additionalProperties":false,"description":"a map with mcp or http","properties":{"description":{"$ref":"#/$defs/text"},"mcp":{"$ref":"#/$defs/mcp"},"http":{"$ref":"#/$defs/http"},"trusted":{"$ref":"#/$defs/boolean"},"tools":{"type":"array","items":{"$ref":"#/$defs/tool"},"description":"a list of tools"}}};
 const schema21 = {"type":"boolean","description":"true or false"};
@@ -593,7 +593,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!((((key0 === "public_url") || (key0 === "packs")) || (key0 === "notify")) || (key0 === "triggers"))){
+if(!(((((key0 === "public_url") || (key0 === "packs")) || (key0 === "notify")) || (key0 === "triggers")) || (key0 === "mcp"))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema11,data};
 if(vErrors === null){
 vErrors = [err0];
@@ -681,14 +681,69 @@ vErrors.push(err4);
 errors++;
 }
 }
-}
-else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(data.mcp !== undefined){
+let data7 = data.mcp;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key3 in data7){
+if(!(key3 === "tools")){
+const err5 = {instancePath:instancePath+"/mcp",schemaPath:"#/properties/mcp/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcp,data:data7};
 if(vErrors === null){
 vErrors = [err5];
 }
 else {
 vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data7.tools !== undefined){
+let data8 = data7.tools;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+for(const key4 in data8){
+let data9 = data8[key4];
+if(typeof data9 !== "string"){
+const err6 = {instancePath:instancePath+"/mcp/tools/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp/properties/tools/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.mcp.properties.tools.additionalProperties.type,parentSchema:schema11.properties.mcp.properties.tools.additionalProperties,data:data9};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/mcp/tools",schemaPath:"#/properties/mcp/properties/tools/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcp.properties.tools.type,parentSchema:schema11.properties.mcp.properties.tools,data:data8};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/mcp",schemaPath:"#/properties/mcp/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcp.type,parentSchema:schema11.properties.mcp,data:data7};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
 }
 errors++;
 }
