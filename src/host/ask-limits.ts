@@ -17,6 +17,23 @@ export const MAX_CHOICES = 25;
 /** The longest choice, in characters: a button's label. */
 export const MAX_CHOICE_CHARS = 200;
 
+// A form's caps (ask-form.ts): a form is stored, indexed and notified with its ask.
+
+/** The most fields a form has. */
+export const MAX_FORM_FIELDS = 50;
+/** The longest field name, in characters. */
+export const MAX_FIELD_NAME_CHARS = 64;
+/** The longest title of a field, in characters: a label (an option's is a choice's, MAX_CHOICE_CHARS). */
+export const MAX_FIELD_TITLE_CHARS = 200;
+/** The longest description of a field, in characters. */
+export const MAX_FIELD_DESCRIPTION_CHARS = 2_000;
+/** The most options an enum offers. */
+export const MAX_FORM_OPTIONS = 100;
+/** The longest text a field takes, in characters, whatever its `maxLength`: a page, as a question. */
+export const MAX_FORM_TEXT_CHARS = 8_000;
+/** The longest form, as JSON text in characters. */
+export const MAX_FORM_CHARS = 32_000;
+
 /** The longest timeout an ask takes: 30 days, in seconds. */
 export const MAX_ASK_TIMEOUT_SECONDS = 2_592_000;
 
