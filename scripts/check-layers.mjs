@@ -39,6 +39,7 @@ const ALLOWED = new Map(
       ...BELOW_WORKER,
       ENV,
       'worker/http',
+      'worker/keys',
       'worker/routes',
       'worker/console',
       'worker/deployment',
@@ -50,7 +51,18 @@ const ALLOWED = new Map(
     ],
     // env.ts names the run object's RPC interface as the type of its namespace binding.
     [ENV]: ['models', 'worker/run-object/run-object-api.ts'],
-    'worker/http': ['json', ENV],
+    // auth.ts authenticates keys: their lookup, rate limit, scopes and the principal they make (keys/).
+    'worker/http': [
+      'json',
+      ENV,
+      'worker/keys/key-lookup.ts',
+      'worker/keys/key-secret.ts',
+      'worker/keys/key-rate-limit.ts',
+      'worker/keys/scopes.ts',
+      'worker/keys/principal.ts',
+    ],
+    // Keys and scopes: the store in D1, the routes that manage keys; auth is http's.
+    'worker/keys': ['json', ENV, 'worker/http'],
     'worker/console': [ENV],
     // The wasmoon adapter loads first, so it imports nothing of the Worker (workerd-lua/README.md).
     'worker/workerd-lua': ['engine'],
@@ -76,6 +88,7 @@ const ALLOWED = new Map(
       ...BELOW_WORKER,
       ENV,
       'worker/http',
+      'worker/keys',
       'worker/deployment',
       'worker/run-object',
       'worker/waits',

@@ -2,10 +2,10 @@
  * The Hono app: the HTTP API of DESIGN.md ("The HTTP API"). Every error is JSON.
  */
 import { Hono } from 'hono';
-import { requireApiToken } from './http/auth.ts';
 import type { Env } from './env.ts';
 import { ApiError, errorResponse } from './http/http-error.ts';
 import { hookRoutes } from './routes/hooks.ts';
+import { keyRoutes } from './keys/key-routes.ts';
 import { packRoutes } from './routes/packs.ts';
 import { listRoutes } from './routes/lists.ts';
 import { promptRoutes } from './routes/prompts.ts';
@@ -31,9 +31,8 @@ export function createApp(): Hono<{ Bindings: Env }> {
   });
   app.use('*', checkPathEncoding);
   app.get('/health', (c) => c.json({ ok: true }));
-  app.use('/prompts', requireApiToken);
-  app.use('/prompts/*', requireApiToken);
-  app.use('/packs', requireApiToken);
+  // Each route names the scope it needs (docs/api.md, "Keys and scopes").
+  app.route('/', keyRoutes);
   app.route('/', promptRoutes);
   app.route('/', packRoutes);
   app.route('/', listRoutes);

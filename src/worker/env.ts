@@ -3,7 +3,7 @@
  * secrets set with `wrangler secret put` (or `.dev.vars` locally).
  */
 import type { AiBinding } from '../models/workers-ai.ts';
-import type { D1Database, DoNamespace, KvNamespace } from './platform-types.ts';
+import type { D1Database, DoNamespace, KvNamespace, RateLimiter } from './platform-types.ts';
 import type { RunObjectApi } from './run-object/run-object-api.ts';
 
 /** What the Worker and its run objects are given. */
@@ -18,6 +18,8 @@ export interface Env {
   AI?: AiBinding;
   /** The bearer token of the API. Without it every API request is refused. */
   RUNVIL_API_TOKEN?: string;
+  /** Each key's requests per minute (wrangler.toml `[[ratelimits]]`; keys/key-rate-limit.ts). */
+  RUNVIL_KEY_LIMIT?: RateLimiter;
   /** The secret ask answer tokens are derived from (ask-token.ts); RUNVIL_API_TOKEN when unset. */
   RUNVIL_ASK_SECRET?: string;
   /**

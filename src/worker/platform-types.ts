@@ -76,3 +76,8 @@ export interface D1Database {
   /** Runs the statements as one transaction. */
   batch(statements: D1Statement[]): Promise<unknown[]>;
 }
+
+/** A Workers rate-limit binding (wrangler.toml `[[ratelimits]]`): counts a key's requests in its period. */
+export interface RateLimiter {
+  limit(options: { key: string }): Promise<{ success: boolean }>;
+}

@@ -10,9 +10,11 @@ export type ErrorDetails = Record<string, unknown>;
 /** A refusal raised anywhere in a route; the app's error handler answers it as JSON. */
 export class ApiError extends HTTPException {
   constructor(
-    status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 500 | 503,
+    status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503,
     message: string,
     readonly details: ErrorDetails = {},
+    /** Headers the refusal carries, such as a 429's `Retry-After`. */
+    readonly headers: Record<string, string> = {},
   ) {
     super(status, { message });
   }
@@ -32,7 +34,7 @@ export const INTERNAL_ERROR_MESSAGE = 'internal error: the server failed to answ
  * overflow, a type error in a library) says nothing useful to a client and may say too much.
  */
 export function errorResponse(error: unknown, request?: Request): Response {
-  if (error instanceof ApiError) return Response.json(errorBody(error.message, error.details), { status: error.status });
+  if (error instanceof ApiError) return Response.json(errorBody(error.message, error.details), { status: error.status, headers: error.headers });
   if (error instanceof HTTPException) return Response.json(errorBody(error.message || 'bad request'), { status: error.status });
   const where = request ? `${request.method} ${new URL(request.url).pathname.slice(0, 200)}` : 'a request';
   console.error(`${where} failed:`, error instanceof Error ? (error.stack ?? error.message) : String(error));

@@ -4,7 +4,7 @@
  */
 import { Hono } from 'hono';
 import { publicAsk } from '../waits/ask-view.ts';
-import { requireApiToken } from '../http/auth.ts';
+import { requireScope } from '../http/auth.ts';
 import type { Env } from '../env.ts';
 import { decodeCursor, encodeCursor, limitOf, listParams, oneOf, promptFilter } from '../http/list-query.ts';
 import { ASK_STATUSES, asksPage, runsPage, type AskRow, type AskStatus } from '../outbox/run-index.ts';
@@ -21,7 +21,7 @@ export interface ListedAsk extends PendingAsk {
 /** The list routes. */
 export const listRoutes = new Hono<{ Bindings: Env }>();
 
-listRoutes.get('/runs', requireApiToken, async (c) => {
+listRoutes.get('/runs', requireScope('runs:read'), async (c) => {
   const params = listParams(new URL(c.req.url), ['prompt', 'status', 'limit', 'cursor']);
   const limit = limitOf(params.get('limit'));
   const after = decodeCursor('runs', params.get('cursor'), 2);
@@ -46,7 +46,7 @@ listRoutes.get('/runs', requireApiToken, async (c) => {
   });
 });
 
-listRoutes.get('/asks', requireApiToken, async (c) => {
+listRoutes.get('/asks', requireScope('runs:read'), async (c) => {
   const params = listParams(new URL(c.req.url), ['status', 'prompt', 'limit', 'cursor']);
   const status = oneOf('status', params.get('status'), ASK_STATUSES) ?? 'pending';
   const limit = limitOf(params.get('limit'));

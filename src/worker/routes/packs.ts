@@ -13,11 +13,13 @@ import type { Pack, ServiceDirectory } from '../../host/pack.ts';
 import { deploymentConfig } from '../deployment/deployment.ts';
 import { textVars, type Env } from '../env.ts';
 import { workerHost } from '../deployment/worker-host.ts';
+import { requireScope } from '../http/auth.ts';
 
 /** The Packs route. */
 export const packRoutes = new Hono<{ Bindings: Env }>();
 
-packRoutes.get('/packs', async (c) => {
+// The deployment's configuration, not a run's data: admin.
+packRoutes.get('/packs', requireScope('admin'), async (c) => {
   // The listing asks no operator; the Host wants one all the same.
   const host = workerHost(c.env, { ask: async () => ({ ok: false, message: OPERATOR_WINDOW_CLOSED }) });
   const services = servicesOf(host.services);

@@ -12,19 +12,20 @@ import { checkDedupeKey, dedupedRunId, MAX_IDEMPOTENCY_KEY_CHARS } from '../run-
 import { startRun } from '../run-object/start-run.ts';
 import { waitSeconds } from '../http/wait-param.ts';
 import type { Json } from '../../json/json.ts';
+import { requireScope } from '../http/auth.ts';
 
 /** The prompt routes. */
 export const promptRoutes = new Hono<{ Bindings: Env }>();
 
-promptRoutes.get('/prompts', async (c) => c.json({ prompts: await listPrompts(c.env.RUNVIL_KV) }));
+promptRoutes.get('/prompts', requireScope('runs:read'), async (c) => c.json({ prompts: await listPrompts(c.env.RUNVIL_KV) }));
 
-promptRoutes.get('/prompts/:name', async (c) => {
+promptRoutes.get('/prompts/:name', requireScope('runs:read'), async (c) => {
   const prompt = await findPrompt(c.env.RUNVIL_KV, c.req.param('name'));
   if (!prompt) throw new ApiError(404, `no prompt named ${JSON.stringify(c.req.param('name'))} is deployed`);
   return c.json(prompt);
 });
 
-promptRoutes.put('/prompts/:name', async (c) => {
+promptRoutes.put('/prompts/:name', requireScope('prompts:write'), async (c) => {
   const name = c.req.param('name');
   checkPromptName(name);
   const source = await readText(c.req.raw);
@@ -35,7 +36,10 @@ promptRoutes.put('/prompts/:name', async (c) => {
   return c.json({ name, description: prompt.frontmatter.description, origin: 'uploaded', ...(warnings.length > 0 ? { warnings } : {}) }, replaced ? 200 : 201);
 });
 
-promptRoutes.post('/prompts/:name/runs', async (c) => {
+/** Starting a run of prompt P takes runs:start:P. */
+const startsRuns = requireScope((c) => `runs:start:${c.req.param('name')}`);
+
+promptRoutes.post('/prompts/:name/runs', startsRuns, async (c) => {
   const name = c.req.param('name');
   const wait = waitSeconds(c.req.query('wait'));
   const key = c.req.header('idempotency-key');

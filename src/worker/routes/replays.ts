@@ -8,7 +8,7 @@ import { forkPrefix } from '../../host/fork.ts';
 import { argsFromData } from '../../prompt/run-args.ts';
 import type { Json } from '../../json/json.ts';
 import { publicView } from '../waits/ask-view.ts';
-import { requireApiToken } from '../http/auth.ts';
+import { checkScope, requireScope } from '../http/auth.ts';
 import { checkJsonContentType, onlyKeys, parseJsonObject, readText } from '../http/body.ts';
 import type { Env } from '../env.ts';
 import { ApiError } from '../http/http-error.ts';
@@ -21,7 +21,7 @@ import { waitSeconds } from '../http/wait-param.ts';
 /** The routes that make a run a test and fork it. */
 export const replayRoutes = new Hono<{ Bindings: Env }>();
 
-replayRoutes.get('/runs/:id/test.yaml', requireApiToken, async (c) => {
+replayRoutes.get('/runs/:id/test.yaml', requireScope('runs:read'), async (c) => {
   const id = c.req.param('id');
   const outcome = await runObject(c.env, id).testFile();
   if (!outcome.ok) throw refused(outcome, id);
@@ -31,7 +31,8 @@ replayRoutes.get('/runs/:id/test.yaml', requireApiToken, async (c) => {
   });
 });
 
-replayRoutes.post('/runs/:id/fork', requireApiToken, async (c) => {
+// A fork starts a run of the original's prompt, and replays (so shows) what the original did: both scopes.
+replayRoutes.post('/runs/:id/fork', requireScope('runs:read'), async (c) => {
   const id = c.req.param('id');
   const original = runObject(c.env, id);
   const wait = waitSeconds(c.req.query('wait'));
@@ -48,6 +49,7 @@ replayRoutes.post('/runs/:id/fork', requireApiToken, async (c) => {
 
   const from = await original.forkSource();
   if (!from.ok) throw refused(from, id);
+  checkScope(c.get('principal'), `runs:start:${from.prompt}`);
   const prefix = forkPrefix(from.journal, at, answers);
   if (!prefix.ok) throw new ApiError(400, prefix.message, { field: prefix.field });
   const source = body.source ?? from.source;
@@ -80,22 +82,24 @@ replayRoutes.post('/runs/:id/fork', requireApiToken, async (c) => {
   return c.json(await publicView(c.env, view), status);
 });
 
-/** `answers`: absent, or an object of ask id to answer text. */
-function answersOf(value: Json | undefined): Map<string, string> {
-  const answers = new Map<string, string>();
+/** `answers`: absent, or an object of ask id to answer (a text, or an object for an ask with a form). */
+function answersOf(value: Json | undefined): Map<string, Json> {
+  const answers = new Map<string, Json>();
   if (value === undefined) return answers;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new ApiError(400, '`answers` must be a JSON object of ask id to answer text, such as {"0-3": "no"}', { field: 'answers' });
   }
   for (const askId of Object.keys(value)) {
-    const text = value[askId];
-    if (typeof text !== 'string')
+    const answer = value[askId];
+    // A text, or for an ask with a form the object that fills it (forkPrefix checks which the ask takes).
+    const isObject = answer !== null && typeof answer === 'object' && !Array.isArray(answer);
+    if (typeof answer !== 'string' && !isObject)
       throw new ApiError(
         400,
-        `\`answers\` gives the ask ${JSON.stringify(askId)} a ${text === null ? 'null' : Array.isArray(text) ? 'list' : typeof text}; an answer is a string`,
+        `\`answers\` gives the ask ${JSON.stringify(askId)} a ${answer === null ? 'null' : Array.isArray(answer) ? 'list' : typeof answer}; an answer is a string, or an object for an ask with a form`,
         { field: 'answers' },
       );
-    answers.set(askId, text);
+    answers.set(askId, answer!);
   }
   return answers;
 }

@@ -4,7 +4,9 @@
  */
 import { Hono } from 'hono';
 import { askTokenResponse, publicView } from '../waits/ask-view.ts';
-import { requireApiToken } from '../http/auth.ts';
+import { checkScope, requireScope } from '../http/auth.ts';
+import { allows } from '../keys/scopes.ts';
+import { promptOfRun, runPromptScope } from './run-scope.ts';
 import { answerCredential } from '../waits/answer-credential.ts';
 import { checkJsonContentType, onlyKeys, parseJsonObject, readText } from '../http/body.ts';
 import type { Env } from '../env.ts';
@@ -23,7 +25,7 @@ export const MAX_ANSWERED_BY_CHARS = 200;
 /** The run routes. */
 export const runRoutes = new Hono<{ Bindings: Env }>();
 
-runRoutes.get('/runs/:id', requireApiToken, async (c) => {
+runRoutes.get('/runs/:id', requireScope('runs:read'), async (c) => {
   const id = c.req.param('id');
   const view = await runObject(c.env, id).view();
   if (view) return c.json(await publicView(c.env, view));
@@ -34,7 +36,7 @@ runRoutes.get('/runs/:id', requireApiToken, async (c) => {
   return c.json({ ...rest, pending: [] } satisfies RunView);
 });
 
-runRoutes.get('/runs/:id/events', requireApiToken, async (c) => {
+runRoutes.get('/runs/:id/events', requireScope('runs:read'), async (c) => {
   const run = runObject(c.env, c.req.param('id'));
   const url = new URL(c.req.url);
   const headers = new Headers();
@@ -50,6 +52,9 @@ runRoutes.post('/runs/:id/asks/:ask_id', async (c) => {
   const askId = c.req.param('ask_id');
   // The credential first, in the Worker: a caller without one learns nothing and costs no object call.
   const credential = await answerCredential(c.req.raw, c.env, runId, askId);
+  // A key answers the asks of its prompts' runs (asks:answer:<prompt>); an ask's own token, its ask.
+  if (credential.kind === 'key' && !allows(credential.principal, 'asks:answer:*'))
+    checkScope(credential.principal, `asks:answer:${await promptOfRun(c.env, runId)}`);
   const wait = waitSeconds(c.req.query('wait'));
   checkJsonContentType(c.req.raw);
   const body = parseJsonObject(await readText(c.req.raw));
@@ -61,12 +66,14 @@ runRoutes.post('/runs/:id/asks/:ask_id', async (c) => {
   // or ended, or at `wait`.
   const outcome = await runObject(c.env, runId).answer(askId, body.answer, answeredBy, { waitMs: wait * 1000 });
   if (!outcome.ok) throw refused(outcome, runId);
-  if (credential.kind === 'api') return c.json(await publicView(c.env, outcome.view));
-  // The holder of one ask's token sees that ask and the run's status: no other ask, no result.
+  if (credential.kind === 'api' || (credential.kind === 'key' && allows(credential.principal, 'runs:read')))
+    return c.json(await publicView(c.env, outcome.view));
+  // The holder of one ask's token (or a key that may not read runs) sees that ask and the run's status: no other ask, no result.
   return c.json(await askTokenResponse(c.env, outcome.ask, outcome.view));
 });
 
-runRoutes.post('/runs/:id/cancel', requireApiToken, async (c) => {
+// Who may start runs of a prompt may cancel them (as an MCP caller cancels its task).
+runRoutes.post('/runs/:id/cancel', requireScope(runPromptScope('runs:start')), async (c) => {
   const run = runObject(c.env, c.req.param('id'));
   checkJsonContentType(c.req.raw);
   const body = parseJsonObject(await readText(c.req.raw));
@@ -77,7 +84,7 @@ runRoutes.post('/runs/:id/cancel', requireApiToken, async (c) => {
   return c.json(await publicView(c.env, outcome.view));
 });
 
-runRoutes.get('/runs/:id/notifications', requireApiToken, async (c) => {
+runRoutes.get('/runs/:id/notifications', requireScope('runs:read'), async (c) => {
   const id = c.req.param('id');
   const notifications = await runObject(c.env, id).notifications();
   if (notifications === undefined) throw new ApiError(404, `no run ${JSON.stringify(id)}`);
@@ -86,7 +93,7 @@ runRoutes.get('/runs/:id/notifications', requireApiToken, async (c) => {
   });
 });
 
-runRoutes.get('/runs/:id/files/*', requireApiToken, async (c) => {
+runRoutes.get('/runs/:id/files/*', requireScope('runs:read'), async (c) => {
   const id = c.req.param('id');
   const run = runObject(c.env, id);
   // Decoded once, from the raw path (checked by checkPathEncoding): `%2F` in a name stays part of it.

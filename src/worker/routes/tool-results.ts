@@ -7,7 +7,7 @@
  */
 import { Hono } from 'hono';
 import { toolResultOf } from '../../host/tool-calls.ts';
-import { credentialOf } from '../http/auth.ts';
+import { checkScope, credentialOf } from '../http/auth.ts';
 import { askSecret } from '../waits/ask-token.ts';
 import { checkJsonContentType, parseJsonObject, readText } from '../http/body.ts';
 import { isCallToken } from '../waits/call-token.ts';
@@ -23,7 +23,9 @@ toolResultRoutes.post('/runs/:id/tool-results/:call_id', async (c) => {
   const runId = c.req.param('id');
   const callId = c.req.param('call_id');
   const credential = await credentialOf(c.req.raw, c.env);
-  if (credential.kind !== 'api') {
+  // A key delivers a service's result only with admin: services hold their call's own token.
+  if (credential.kind === 'key') checkScope(credential.principal, 'admin');
+  else if (credential.kind !== 'api') {
     if (askSecret(c.env) === null)
       throw new ApiError(401, 'the server has no RUNVIL_API_TOKEN (or RUNVIL_ASK_SECRET) configured, so it cannot check callback tokens');
     if (!(await isCallToken(c.env, runId, callId, credential.token))) {

@@ -4,7 +4,7 @@
  * variables its secret is read from and whether they are set; never a secret's value.
  */
 import { Hono } from 'hono';
-import { requireApiToken } from '../http/auth.ts';
+import { requireScope } from '../http/auth.ts';
 import { deploymentConfig } from '../deployment/deployment.ts';
 import type { Env } from '../env.ts';
 import { secretVariables, triggerSecret } from '../triggers/delivery.ts';
@@ -12,7 +12,8 @@ import { secretVariables, triggerSecret } from '../triggers/delivery.ts';
 /** The triggers route. */
 export const triggerRoutes = new Hono<{ Bindings: Env }>();
 
-triggerRoutes.get('/triggers', requireApiToken, (c) => {
+// The deployment's configuration (where its secrets are read from), not a run's data: admin.
+triggerRoutes.get('/triggers', requireScope('admin'), (c) => {
   const triggers = [...deploymentConfig().triggers.values()].map((trigger) => ({
     name: trigger.name,
     url_path: `/hooks/${trigger.name}`,

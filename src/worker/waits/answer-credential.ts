@@ -9,12 +9,12 @@ import { ApiError } from '../http/http-error.ts';
 import { askSecret, isAskToken } from './ask-token.ts';
 
 /**
- * The credential of an answer to ask `askId` of run `runId`: the API token, or that ask's own
- * token; anything else is a 401 decided here, without a call to the run object.
+ * The credential of an answer to ask `askId` of run `runId`: the API token, a key (whose scope
+ * the route checks), or that ask's own token; anything else is a 401 decided here, without a call to the run object.
  */
 export async function answerCredential(request: Request, env: Env, runId: string, askId: string): Promise<Credential> {
   const credential = await credentialOf(request, env);
-  if (credential.kind === 'api') return credential;
+  if (credential.kind !== 'ask-token') return credential;
   if (askSecret(env) === null)
     throw new ApiError(401, 'the server has no RUNVIL_API_TOKEN (or RUNVIL_ASK_SECRET) configured, so it cannot check answer tokens');
   if (!(await isAskToken(env, runId, askId, credential.token))) {
