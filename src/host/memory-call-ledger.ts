@@ -1,10 +1,17 @@
 /**
  * A call ledger held in memory, for a run that lives as long as its process: `runvil run`
  * (results arrive at its loopback listener, callback-listener.ts) and the fixture Host
- * (results arrive from the test file). A deadline is a timer; `deliver` takes a result as
- * the callback route does: once, the same again accepted, a different one refused.
+ * (results arrive from the test file). A thin face over the one wait lifecycle
+ * (waits/wait-ledger.ts), as the Worker's call broker is over the run object's storage:
+ * the ledger judges a delivered result (once, the same again accepted, a different one
+ * refused), expires and closes; this face keeps the records in a Map and a deadline as a
+ * timer, and hands each end to the chain that waits.
  */
-import { newCallRecord, sameResult, type CallEnd, type CallLedger, type CallOpening, type CallRecord, type ToolResult } from './tool-calls.ts';
+import { newCallRecord, type CallEnd, type CallLedger, type CallOpening, type CallRecord, type ToolResult } from './tool-calls.ts';
+import { callWait, endedCall } from './waits/call-waits.ts';
+import { WAIT_KINDS, type CallResult } from './waits/wait-kinds.ts';
+import { WaitLedger, type EndCause, type Wait, type WaitEnd, type WaitKindPolicy, type WaitStore } from './waits/wait-ledger.ts';
+import { Waiters } from './waits/waiters.ts';
 
 /** What a delivered result gets: accepted, or refused with the status the callback route answers. */
 export type Delivery = { ok: true } | { ok: false; status: 404 | 409; message: string };
@@ -18,19 +25,65 @@ export interface MemoryCallLedgerOptions {
   delay?: (deadlineMs: number, now: number) => number;
 }
 
+/**
+ * A call's lifecycle in `runvil run`'s words, which its listener has always answered: a
+ * process's run is one run (no run id to name), and it ends by closing its calls, so a
+ * closed call is one the run no longer needs.
+ */
+const COMMAND_LINE_CALLS: WaitKindPolicy<CallResult> = {
+  ...WAIT_KINDS.call,
+  words: {
+    ...WAIT_KINDS.call.words,
+    missing: (_runId, id) => `this run has no tool call ${JSON.stringify(id)}`,
+    expired: (wait) => `tool call ${wait.id} is no longer waiting: its deadline passed (${wait.deadline})`,
+    closed: (wait) => `tool call ${wait.id} is no longer waiting: the run no longer needs its result`,
+  },
+};
+
+/** A memory ledger's run ends by closing its calls (closeAll), so a result it judges finds the run going on, or the call closed. */
+const RUN_GOING = { status: 'running', ended: false };
+
+/** Call records in a Map, as a wait store. */
+class MemoryCalls implements WaitStore<CallResult> {
+  readonly records = new Map<string, CallRecord>();
+
+  runId(): string {
+    return 'memory';
+  }
+
+  get(id: string): Wait<CallResult> | undefined {
+    const record = this.records.get(id);
+    return record && callWait(record);
+  }
+
+  list(): Wait<CallResult>[] {
+    return [...this.records.values()].map(callWait);
+  }
+
+  end(id: string, end: WaitEnd<CallResult>, _cause: EndCause, now: number): void {
+    const record = this.records.get(id);
+    if (record) this.records.set(id, endedCall(record, end, now));
+  }
+}
+
 /** Calls kept in memory. */
 export class MemoryCallLedger implements CallLedger {
-  private readonly records = new Map<string, CallRecord>();
-  private readonly waiters = new Map<string, (end: CallEnd) => void>();
+  private readonly store = new MemoryCalls();
+  private readonly ledger = new WaitLedger(this.store, COMMAND_LINE_CALLS);
+  private readonly waiters = new Waiters(this.ledger, () => {});
   private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
 
   constructor(private readonly options: MemoryCallLedgerOptions) {}
 
+  private now(): number {
+    return (this.options.clock ?? Date.now)();
+  }
+
   open(call: CallOpening): CallRecord {
-    const known = this.records.get(call.callId);
+    const known = this.store.records.get(call.callId);
     if (known) return known;
-    const record = newCallRecord(call, (this.options.clock ?? Date.now)(), this.records.size + 1);
-    this.records.set(call.callId, record);
+    const record = newCallRecord(call, this.now(), this.store.records.size + 1);
+    this.store.records.set(call.callId, record);
     return record;
   }
 
@@ -39,88 +92,52 @@ export class MemoryCallLedger implements CallLedger {
   }
 
   markWaiting(callId: string): void {
-    const record = this.records.get(callId);
+    const record = this.store.records.get(callId);
     if (record?.state !== 'sending') return;
-    record.state = 'waiting';
-    const now = (this.options.clock ?? Date.now)();
+    this.store.records.set(callId, { ...record, state: 'waiting' });
+    const now = this.now();
     const deadline = Date.parse(record.deadline);
     const delay = this.options.delay?.(deadline, now) ?? Math.max(0, deadline - now);
     this.timers.set(
       callId,
-      setTimeout(() => this.end(callId, 'expired', { kind: 'expired' }), delay),
+      setTimeout(() => {
+        if (this.ledger.expireOne(callId, this.now())) this.ended(callId);
+      }, delay),
     );
   }
 
   settle(callId: string, result: ToolResult): void {
-    const record = this.records.get(callId);
-    if (!record || record.state === 'done') return;
-    this.end(callId, 'done', { kind: 'result', result });
+    this.ledger.settle(callId, result, this.now());
+    this.ended(callId);
   }
 
   wait(callId: string): Promise<CallEnd> {
-    const record = this.records.get(callId);
-    const ended = record && endOf(record);
-    if (ended) return Promise.resolve(ended);
-    return new Promise((resolve) => this.waiters.set(callId, resolve));
+    return this.waiters.wait(callId).then((end) => (end.kind === 'done' ? { kind: 'result', result: end.result } : end));
   }
 
   /** A result posted for a call, as the callback route takes it. */
   deliver(callId: string, result: ToolResult): Delivery {
-    const record = this.records.get(callId);
-    if (!record) return { ok: false, status: 404, message: `this run has no tool call ${JSON.stringify(callId)}` };
-    if (record.state === 'done') {
-      if (record.result && sameResult(record.result, result)) return { ok: true };
-      return {
-        ok: false,
-        status: 409,
-        message: `tool call ${callId} already has a different result (received at ${record.received_at}); a result is taken once`,
-      };
-    }
-    if (record.state === 'expired')
-      return { ok: false, status: 409, message: `tool call ${callId} is no longer waiting: its deadline passed (${record.deadline})` };
-    if (record.state === 'closed') return { ok: false, status: 409, message: `tool call ${callId} is no longer waiting: the run no longer needs its result` };
-    this.end(callId, 'done', { kind: 'result', result });
-    return { ok: true };
+    const taking = this.ledger.take(callId, result, RUN_GOING, this.now());
+    if (taking === 'taken') this.ended(callId);
+    if (taking === 'taken' || taking === 'retry') return { ok: true };
+    // A call's refusals are 404 (no such call) or 409 (stale); 400 is an ask's alone (not a choice).
+    return { ok: false, status: taking.status === 404 ? 404 : 409, message: taking.message };
   }
 
   /** Closes every open call (the run ended): nobody waits for their results now. */
   closeAll(): void {
-    for (const record of this.records.values())
-      if (record.state === 'sending' || record.state === 'waiting') this.end(record.call_id, 'closed', { kind: 'closed' });
+    for (const callId of this.ledger.closeAll(this.now())) this.ended(callId);
   }
 
   /** The calls that wait on their results now. */
   waiting(): CallRecord[] {
-    return [...this.records.values()].filter((record) => record.state === 'waiting');
+    return [...this.store.records.values()].filter((record) => record.state === 'waiting');
   }
 
-  private end(callId: string, state: 'done' | 'expired' | 'closed', end: CallEnd): void {
-    const record = this.records.get(callId);
-    if (!record) return;
-    record.state = state;
-    if (end.kind === 'result') {
-      record.result = end.result;
-      record.received_at = new Date((this.options.clock ?? Date.now)()).toISOString();
-    }
-    const timer = this.timers.get(callId);
-    if (timer !== undefined) clearTimeout(timer);
+  /** Call `callId` has ended: its deadline's timer is no longer needed, and the chain that waits is handed the end. */
+  private ended(callId: string): void {
+    clearTimeout(this.timers.get(callId));
     this.timers.delete(callId);
-    const resolve = this.waiters.get(callId);
-    this.waiters.delete(callId);
-    resolve?.(end);
-  }
-}
-
-/** How a call whose record says it has ended ended, or null while it is open. */
-export function endOf(record: CallRecord): CallEnd | null {
-  switch (record.state) {
-    case 'done':
-      return { kind: 'result', result: record.result ?? { error: `${record.tool}: the result was lost` } };
-    case 'expired':
-      return { kind: 'expired' };
-    case 'closed':
-      return { kind: 'closed' };
-    default:
-      return null;
+    this.waiters.wake(callId);
   }
 }

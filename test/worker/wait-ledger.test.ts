@@ -1,9 +1,9 @@
 /**
- * The wait ledger on its own (src/worker/waits/wait-ledger.ts): asks and tool calls through
- * one interface, over memory and over a run object's storage with the record layouts runs
- * already stored. Expiry, first result wins, a token per wait, and the waits of one task
- * closed by its cancellation, for both kinds alike. In workerd: the tokens are compared with
- * WebCrypto's timingSafeEqual, and the stored ledger runs on Durable Object storage.
+ * The wait ledger (src/host/waits/wait-ledger.ts) as the Worker keeps it: over a run
+ * object's storage, with the record layouts runs already stored, and the tokens the Worker
+ * derives per wait, compared with WebCrypto's timingSafeEqual. In workerd, on Durable Object
+ * storage. The ledger on its own (asks and calls through one interface, over memory) is
+ * test/host/waits/wait-ledger.test.ts.
  */
 // @ts-ignore -- the module's types come with the pool, not in tsconfig's types
 import { runInDurableObject } from 'cloudflare:test';
@@ -15,199 +15,11 @@ import type { Env } from '../../src/worker/env.ts';
 import { askToken, isAskToken } from '../../src/worker/waits/ask-token.ts';
 import { callToken, isCallToken } from '../../src/worker/waits/call-token.ts';
 import { storedLedgers } from '../../src/worker/waits/stored-waits.ts';
-import {
-  MemoryWaitStore,
-  WAIT_KINDS,
-  WaitLedger,
-  Waiters,
-  type AskAnswer,
-  type CallResult,
-  type Wait,
-  type WaitKindPolicy,
-} from '../../src/worker/waits/wait-ledger.ts';
 import { testEnv } from './app/client.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();
 const RUNNING = { status: 'running', ended: false };
-
-/** One kind of wait, as the tests drive it: its policy, two different results, and the first again in another form. */
-interface KindCase<P> {
-  name: string;
-  policy: WaitKindPolicy<P>;
-  first: P;
-  firstAgain: P;
-  second: P;
-  /** A wait of this kind as its face records it (a call starts `opening`, an ask `pending`). */
-  opened(id: string, task: string, deadline: string | null): Wait<P>;
-}
-
-const askCase: KindCase<AskAnswer> = {
-  name: 'ask',
-  policy: WAIT_KINDS.ask,
-  first: { text: 'yes', by: 'ana' },
-  // Who answered is kept, not compared: the same text is a retry whoever sends it.
-  firstAgain: { text: 'yes', by: null },
-  second: { text: 'no', by: 'ana' },
-  opened: (id, task, deadline) => ({ id, task, state: 'pending', deadline, choices: null }),
-};
-
-const callCase: KindCase<CallResult> = {
-  name: 'tool call',
-  policy: WAIT_KINDS.call,
-  first: { output: { a: 1, b: 2 } },
-  firstAgain: { output: { b: 2, a: 1 } },
-  second: { error: 'it broke' },
-  opened: (id, task, deadline) => ({ id, task, state: 'opening', deadline }),
-};
-
-/** A ledger over memory with wait `id` open and pending, and the chains that wait on it. */
-function setUp<P>(kind: KindCase<P>, waits: { id: string; task: string; deadline?: string | null }[]) {
-  const store = new MemoryWaitStore<P>('run-1');
-  for (const wait of waits) {
-    store.open(kind.opened(wait.id, wait.task, wait.deadline ?? null));
-    store.markPending(wait.id);
-  }
-  const ledger = new WaitLedger(store, kind.policy);
-  let changes = 0;
-  const waiters = new Waiters(ledger, () => changes++);
-  return { store, ledger, waiters, changes: () => changes };
-}
-
-for (const kind of [askCase, callCase] as KindCase<unknown>[]) {
-  describe(`a ${kind.name} through the wait ledger`, () => {
-    it('takes the first result only: the same again is a retry, another one is refused as taken', async () => {
-      const { store, ledger, waiters } = setUp(kind, [{ id: 'w1', task: '0' }]);
-      const end = waiters.wait('w1');
-      expect(waiters.count).toBe(1);
-      expect(ledger.take('w1', kind.first, RUNNING, T0)).toBe('taken');
-      expect(waiters.wake('w1')).toBe(true);
-      expect(await end).toEqual({ kind: 'done', result: kind.first });
-      expect(waiters.count).toBe(0);
-      expect(ledger.take('w1', kind.firstAgain, RUNNING, T0 + 1)).toBe('retry');
-      const refused = ledger.take('w1', kind.second, RUNNING, T0 + 2);
-      expect(refused).toMatchObject({ ok: false, reason: 'taken', status: 409 });
-      expect(refused).toHaveProperty('message', expect.stringContaining(`${kind.policy.noun} w1`));
-      // One end recorded, the first result's, at the first time.
-      expect(store.ends).toEqual([{ id: 'w1', end: { kind: 'done', result: kind.first }, cause: 'posted' }]);
-      expect(store.get('w1')!.doneAt).toBe(new Date(T0).toISOString());
-      // A chain that waits after the end gets it at once.
-      expect(await waiters.wait('w1')).toEqual({ kind: 'done', result: kind.first });
-    });
-
-    it('refuses a result for a wait the run does not have with 404, naming it', () => {
-      const { ledger } = setUp(kind, []);
-      expect(ledger.take('nope', kind.first, RUNNING, T0)).toEqual({
-        ok: false,
-        reason: kind.policy.missing,
-        status: 404,
-        message: `run run-1 has no ${kind.policy.noun} "nope"`,
-      });
-    });
-
-    it('expires a pending wait at its deadline, not before; the chain that waits is handed the expiry, and a later result is stale', async () => {
-      const { store, ledger, waiters } = setUp(kind, [
-        { id: 'soon', task: '0', deadline: at(10) },
-        { id: 'later', task: '0', deadline: at(60) },
-        { id: 'never', task: '0' },
-      ]);
-      expect(ledger.nextDeadline()).toBe(T0 + 10_000);
-      const end = waiters.wait('soon');
-      expect(ledger.expire(T0 + 9_999)).toEqual([]);
-      expect(ledger.expire(T0 + 10_000)).toEqual(['soon']);
-      expect(ledger.expire(T0 + 10_000)).toEqual([]);
-      waiters.wake('soon');
-      expect(await end).toEqual({ kind: 'expired' });
-      expect(ledger.nextDeadline()).toBe(T0 + 60_000);
-      expect(ledger.take('soon', kind.first, RUNNING, T0 + 11_000)).toMatchObject({ ok: false, reason: 'expired', status: 409 });
-      // A wait without a deadline waits as long as its run: no expiry, however late.
-      expect(ledger.expire(T0 + 1e12)).toEqual(['later']);
-      expect(store.get('never')!.state).toBe('pending');
-      expect(store.ends.map((ended) => ended.cause)).toEqual(['expired', 'expired']);
-    });
-
-    it('refuses a result for a wait that expired before its run ended as expired, the cause that came first', () => {
-      const { ledger } = setUp(kind, [
-        { id: 'expired', task: '0', deadline: at(10) },
-        { id: 'open', task: '0' },
-      ]);
-      ledger.expire(T0 + 10_000);
-      ledger.closeAll(T0 + 20_000);
-      const ended = { status: 'cancelled', ended: true };
-      expect(ledger.take('expired', kind.first, ended, T0 + 30_000)).toMatchObject({ reason: 'expired' });
-      expect(ledger.take('open', kind.first, ended, T0 + 30_000)).toMatchObject({ reason: 'run-ended', message: expect.stringContaining('(cancelled)') });
-    });
-
-    it("closes the open waits of a cancelled task and of the tasks it started, not its siblings'; their chains are handed the close", async () => {
-      const { store, ledger, waiters } = setUp(kind, [
-        { id: 'a', task: '0.1' },
-        { id: 'b', task: '0.1.0' },
-        { id: 'c', task: '0.10' },
-        { id: 'd', task: '0' },
-        { id: 'e', task: '0.1', deadline: at(5) },
-      ]);
-      ledger.expire(T0 + 5_000);
-      const ends = [waiters.wait('a'), waiters.wait('b')];
-      const sibling = waiters.wait('c');
-      expect(waiters.count).toBe(3);
-      const closed = ledger.closeWithin('0.1', T0 + 6_000);
-      expect(closed).toEqual(['a', 'b']);
-      for (const id of closed) waiters.wake(id);
-      expect(await Promise.all(ends)).toEqual([{ kind: 'closed' }, { kind: 'closed' }]);
-      expect(waiters.count).toBe(1);
-      expect(store.get('c')!.state).toBe('pending');
-      expect(store.get('d')!.state).toBe('pending');
-      // An ended wait stays as it ended: the expired one is not closed again.
-      expect(store.get('e')!.state).toBe('expired');
-      expect(ledger.take('a', kind.first, RUNNING, T0 + 7_000)).toMatchObject({ reason: 'closed', status: 409 });
-      expect(ledger.closeWithin('0.1', T0 + 8_000)).toEqual([]);
-      // The sibling still takes its result.
-      expect(ledger.take('c', kind.first, RUNNING, T0 + 9_000)).toBe('taken');
-      waiters.wake('c');
-      expect(await sibling).toEqual({ kind: 'done', result: kind.first });
-    });
-
-    it('hands nothing over for a wait still open, and counts no chain twice', () => {
-      const { waiters } = setUp(kind, [{ id: 'w', task: '0' }]);
-      void waiters.wait('w');
-      expect(waiters.wake('w')).toBe(false);
-      expect(waiters.count).toBe(1);
-      expect(waiters.wake('unknown')).toBe(false);
-    });
-  });
-}
-
-describe('what differs between an ask and a call', () => {
-  it('refuses an answer outside an ask’s choices, listing them, and takes one of them', () => {
-    const store = new MemoryWaitStore<AskAnswer>();
-    store.open({ id: '0-1', task: '0', state: 'pending', deadline: null, choices: ['ship', 'hold'] });
-    const ledger = new WaitLedger(store, WAIT_KINDS.ask);
-    expect(ledger.take('0-1', { text: 'maybe', by: null }, RUNNING, T0)).toEqual({
-      ok: false,
-      reason: 'not-a-choice',
-      status: 400,
-      message: 'the answer must be one of the ask\'s choices: "ship", "hold"',
-      choices: ['ship', 'hold'],
-    });
-    expect(ledger.take('0-1', { text: 'hold', by: null }, RUNNING, T0)).toBe('taken');
-  });
-
-  it('does not expire or count as waiting a call still being sent; its result may come before the 202', () => {
-    const store = new MemoryWaitStore<CallResult>();
-    store.open({ id: 'tc', task: '0', state: 'opening', deadline: at(1) });
-    const ledger = new WaitLedger(store, WAIT_KINDS.call);
-    const waiters = new Waiters(ledger, () => {});
-    void waiters.wait('tc');
-    expect(waiters.count).toBe(0);
-    expect(ledger.expire(T0 + 60_000)).toEqual([]);
-    expect(ledger.nextDeadline()).toBeNull();
-    ledger.settle('tc', { output: 'at once' }, T0);
-    expect(store.ends).toEqual([{ id: 'tc', end: { kind: 'done', result: { output: 'at once' } }, cause: 'settled' }]);
-    // A settle after the end changes nothing.
-    ledger.settle('tc', { output: 'again' }, T0);
-    expect(store.get('tc')!.result).toEqual({ output: 'at once' });
-  });
-});
 
 describe('a token per wait', () => {
   const env = { RUNVIL_API_TOKEN: 'api-secret' } as Env;

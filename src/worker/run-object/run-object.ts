@@ -30,7 +30,7 @@ import type { OutboxSender } from '../outbox/outbox-sender.ts';
 import type { D1Database, KvNamespace } from '../platform-types.ts';
 import { callbackOf } from '../waits/call-callback.ts';
 import { storedLedgers } from '../waits/stored-waits.ts';
-import type { WaitKind } from '../waits/wait-ledger.ts';
+import type { WaitKind } from '../../host/waits/wait-ledger.ts';
 import { dropIsolatePlatform } from '../workerd-lua/lua-platform.ts';
 import { ringAlarm } from './alarm-duties.ts';
 import { eventStream, resumePoint } from './event-stream.ts';

@@ -1,5 +1,5 @@
 /**
- * The run object's operator, the ask face of the wait ledger (wait-ledger.ts): an ask
+ * The run object's operator, the ask face of the wait ledger (src/host/waits/wait-ledger.ts): an ask
  * becomes a stored pending ask (its answer token is the Worker's to derive, ask-token.ts),
  * and the chain that asked waits on it; the ledger ends the wait (an answer, the deadline,
  * the task's cancellation) and `wake` hands the end over.
@@ -17,7 +17,9 @@ import { askProblem } from '../../host/ask-limits.ts';
 import { OPERATOR_WINDOW_CLOSED, type AskContext, type Operator, type OperatorAnswer } from '../../host/operator.ts';
 import type { RunState } from '../run-object/run-state.ts';
 import { askWait, StoredAsks } from './stored-waits.ts';
-import { endOf, WAIT_KINDS, WaitLedger, Waiters, type AskAnswer, type WaitEnd } from './wait-ledger.ts';
+import { WAIT_KINDS, type AskAnswer } from '../../host/waits/wait-kinds.ts';
+import { endOf, WaitLedger, type WaitEnd } from '../../host/waits/wait-ledger.ts';
+import { Waiters } from '../../host/waits/waiters.ts';
 
 export { chainOfAsk } from './stored-waits.ts';
 

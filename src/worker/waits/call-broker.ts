@@ -1,8 +1,9 @@
 /**
  * The run object's call ledger (src/host/tool-calls.ts), the tool call face of the wait
- * ledger (wait-ledger.ts): each call to a tool that may answer later is a record in the
- * run's storage (`call:{call_id}`), written before the call goes out, so the callback route
- * finds it whether or not the run is in memory. The wait ledger takes results and passes
+ * ledger (src/host/waits/wait-ledger.ts; `runvil run`'s is src/host/memory-call-ledger.ts):
+ * each call to a tool that may answer later is a record in the run's storage
+ * (`call:{call_id}`), written before the call goes out, so the callback route finds it
+ * whether or not the run is in memory. The wait ledger takes results and passes
  * deadlines on the stored records; a live run's broker then hands the end to the chain that
  * waits (`wake`). A run evicted while it waits is replayed when the result comes, and its
  * replay finds the record ended.
@@ -14,7 +15,9 @@ import { newCallRecord, type CallEnd, type CallLedger, type CallOpening, type Ca
 import type { RunState } from '../run-object/run-state.ts';
 import type { PendingToolCall } from '../run-object/run-view.ts';
 import { StoredCalls } from './stored-waits.ts';
-import { WAIT_KINDS, WaitLedger, Waiters, type CallResult, type WaitEnd } from './wait-ledger.ts';
+import { WAIT_KINDS, type CallResult } from '../../host/waits/wait-kinds.ts';
+import { WaitLedger, type WaitEnd } from '../../host/waits/wait-ledger.ts';
+import { Waiters } from '../../host/waits/waiters.ts';
 
 /** A call as `pending` lists it. */
 export const pendingCall = (record: CallRecord): PendingToolCall => ({

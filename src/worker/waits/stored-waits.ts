@@ -1,25 +1,17 @@
 /**
- * The wait ledger's store in the run object's storage (run-state.ts): asks as `ask:{ask_id}`
- * records (pending, answered, closed with a reason) and tool calls as `call:{call_id}`
- * records (sending, waiting, done, expired, closed), the layouts runs already stored keep,
- * so a run suspended by an earlier version resumes as it was. Each store maps its kind's
- * layout to the ledger's states (wait-ledger.ts) and back, and appends the kind's event with
- * each change the stream shows.
+ * The wait ledger's store in the run object's storage (run-state.ts), the Worker's part of
+ * the one wait lifecycle (src/host/waits/wait-ledger.ts): asks as `ask:{ask_id}` records
+ * (pending, answered, closed with a reason) and tool calls as `call:{call_id}` records
+ * (sending, waiting, done, expired, closed), the layouts runs already stored keep, so a run
+ * suspended by an earlier version resumes as it was. Each store maps its kind's layout to
+ * the ledger's states and back (a call's as the memory ledger does, call-waits.ts), and
+ * appends the kind's event with each change the stream shows.
  */
-import type { CallRecord } from '../../host/tool-calls.ts';
+import { callWait, endedCall } from '../../host/waits/call-waits.ts';
+import { WAIT_KINDS, type AskAnswer, type CallResult } from '../../host/waits/wait-kinds.ts';
+import { WaitLedger, type EndCause, type Wait, type WaitEnd, type WaitState, type WaitStore } from '../../host/waits/wait-ledger.ts';
 import type { RunState } from '../run-object/run-state.ts';
 import type { AskRecord } from '../run-object/run-view.ts';
-import {
-  WAIT_KINDS,
-  WaitLedger,
-  type AskAnswer,
-  type CallResult,
-  type EndCause,
-  type Wait,
-  type WaitEnd,
-  type WaitState,
-  type WaitStore,
-} from './wait-ledger.ts';
 
 /** The chain that made the ask `askId` (chain ids hold no `-`). */
 export const chainOfAsk = (askId: string): string => {
@@ -39,26 +31,6 @@ export function askWait(record: AskRecord): Wait<AskAnswer> {
     ...(record.state === 'answered' ? { result: { text: record.answer ?? '', by: record.answered_by ?? null } } : {}),
     ...(record.answered_at !== undefined ? { doneAt: record.answered_at } : {}),
     choices: record.choices ?? null,
-  };
-}
-
-const CALL_STATES: { [state in CallRecord['state']]: WaitState } = {
-  sending: 'opening',
-  waiting: 'pending',
-  done: 'done',
-  expired: 'expired',
-  closed: 'closed',
-};
-
-/** A call record as a wait: sending is opening, waiting is pending. */
-export function callWait(record: CallRecord): Wait<CallResult> {
-  return {
-    id: record.call_id,
-    task: record.chain,
-    state: CALL_STATES[record.state],
-    deadline: record.deadline,
-    ...(record.state === 'done' ? { result: record.result ?? { error: `${record.tool}: the result was lost` } } : {}),
-    ...(record.received_at !== undefined ? { doneAt: record.received_at } : {}),
   };
 }
 
@@ -130,22 +102,12 @@ export class StoredCalls implements WaitStore<CallResult> {
     const record = this.state.call(id);
     if (!record) return;
     this.state.atomically(() => {
-      switch (end.kind) {
-        case 'done':
-          this.state.putCall({ ...record, state: 'done', result: end.result, received_at: new Date(now).toISOString() });
-          // A result the service gave at once is in the journal's tool result; one posted later is news.
-          if (cause === 'posted') {
-            this.state.appendEvent({ type: 'tool_result_received', task: record.chain, call_id: id, tool: record.tool, failed: !('output' in end.result) });
-          }
-          break;
-        case 'expired':
-          this.state.putCall({ ...record, state: 'expired' });
-          this.state.appendEvent({ type: 'tool_call_expired', task: record.chain, call_id: id, tool: record.tool });
-          break;
-        case 'closed':
-          this.state.putCall({ ...record, state: 'closed' });
-          break;
+      this.state.putCall(endedCall(record, end, now));
+      // A result the service gave at once is in the journal's tool result; one posted later is news.
+      if (end.kind === 'done' && cause === 'posted') {
+        this.state.appendEvent({ type: 'tool_result_received', task: record.chain, call_id: id, tool: record.tool, failed: !('output' in end.result) });
       }
+      if (end.kind === 'expired') this.state.appendEvent({ type: 'tool_call_expired', task: record.chain, call_id: id, tool: record.tool });
     });
   }
 }
