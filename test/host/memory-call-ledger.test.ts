@@ -1,6 +1,7 @@
 /**
- * The memory call ledger (runvil run, the fixture Host): a call waits on its result, which
- * is taken once (the same again accepted, another refused), fails at its deadline, and is
+ * The memory call ledger (runvil run, the fixture Host), a face over the one wait lifecycle
+ * (src/host/waits/): a call waits on its result, which is taken once (the same again
+ * accepted, another refused), fails at its deadline, is closed when the run ends, and is
  * found again by a second open of the same call id, never made twice.
  */
 import { describe, expect, it } from 'vitest';
@@ -61,6 +62,64 @@ describe('a call in the memory ledger', () => {
     open(calls);
     calls.markWaiting('tc_1');
     expect(open(calls).state).toBe('waiting');
+  });
+
+  it("answers the callback route's refusals in runvil run's words, with 404 or 409", async () => {
+    const calls = new MemoryCallLedger({
+      callback: async (callId) => ({ url: `http://127.0.0.1/${callId}`, token: 't' }),
+      clock: () => Date.parse('2026-01-01T00:00:00.000Z'),
+      delay: () => 1,
+    });
+    expect(calls.deliver('tc_9', { output: 'x' })).toEqual({ ok: false, status: 404, message: 'this run has no tool call "tc_9"' });
+    open(calls, 'tc_done');
+    calls.deliver('tc_done', { output: 'first' });
+    expect(calls.deliver('tc_done', { output: 'second' })).toEqual({
+      ok: false,
+      status: 409,
+      message: 'tool call tc_done already has a different result (received at 2026-01-01T00:00:00.000Z); a result is taken once',
+    });
+    open(calls, 'tc_late');
+    calls.markWaiting('tc_late');
+    expect(await calls.wait('tc_late')).toEqual({ kind: 'expired' });
+    expect(calls.deliver('tc_late', { output: 'late' })).toEqual({
+      ok: false,
+      status: 409,
+      message: 'tool call tc_late is no longer waiting: its deadline passed (2026-01-01T00:01:00.000Z)',
+    });
+    open(calls, 'tc_open');
+    calls.closeAll();
+    expect(calls.deliver('tc_open', { output: 'after the end' })).toEqual({
+      ok: false,
+      status: 409,
+      message: 'tool call tc_open is no longer waiting: the run no longer needs its result',
+    });
+  });
+
+  it("is closed when the run ends, sent or waiting: the chain that waits is handed the close, and the deadline's timer is gone", async () => {
+    const calls = ledger(50);
+    open(calls, 'tc_sent');
+    open(calls, 'tc_waiting');
+    calls.markWaiting('tc_waiting');
+    open(calls, 'tc_done');
+    calls.settle('tc_done', { output: 'at once' });
+    const ends = [calls.wait('tc_sent'), calls.wait('tc_waiting')];
+    calls.closeAll();
+    expect(await Promise.all(ends)).toEqual([{ kind: 'closed' }, { kind: 'closed' }]);
+    expect(await calls.wait('tc_done')).toEqual({ kind: 'result', result: { output: 'at once' } });
+    expect(calls.waiting()).toEqual([]);
+    // Past the deadline's delay, the closed call is still closed, not expired.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(open(calls, 'tc_waiting').state).toBe('closed');
+  });
+
+  it('takes the result a service gave at once, and nothing after it', async () => {
+    const calls = ledger();
+    open(calls);
+    calls.settle('tc_1', { error: 'refused at once' });
+    calls.settle('tc_1', { output: 'again' });
+    expect(await calls.wait('tc_1')).toEqual({ kind: 'result', result: { error: 'refused at once' } });
+    expect(calls.deliver('tc_1', { error: 'refused at once' })).toEqual({ ok: true });
+    expect(calls.deliver('tc_1', { output: 'again' })).toMatchObject({ ok: false, status: 409 });
   });
 });
 
