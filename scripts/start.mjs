@@ -11,7 +11,9 @@
  * (BRAVE_SEARCH_API_KEY, TAVILY_API_KEY), and every variable runvil.yaml names as `${NAME}`
  * (./runvil.yaml, or the file RUNVIL_CONFIG names); and RUNVIL_ORIGIN, the address served
  * on unless the environment gives another. They are handed to wrangler in a file
- * (.wrangler/start.env, readable by its owner only), not on its command line.
+ * (start.env in the state directory, readable by its owner only), not on its command line:
+ * one per server, since wrangler reads it again on each reload, and a server started beside
+ * (another state directory) must not hand this one its token and origin.
  * `--local`: nothing reaches Cloudflare (the Workers AI binding is left out locally).
  *
  * It serves with wrangler.toml less its `[build]` and `[ai]` tables (local-wrangler-config.mjs)
@@ -64,7 +66,7 @@ if (!vars.RUNVIL_API_TOKEN) {
   console.warn('runvil: RUNVIL_API_TOKEN is not set (in the environment or .dev.vars): every API request will be refused with 401.');
 }
 
-const envFile = join(root, '.wrangler/start.env');
+const envFile = join(stateDir, 'start.env');
 mkdirSync(dirname(envFile), { recursive: true });
 writeFileSync(
   envFile,
