@@ -52,6 +52,8 @@ export interface RunCommand {
   json: boolean;
   events: boolean;
   verbose: boolean;
+  /** `--quiet`: only the result, not each model step's text as it comes. */
+  quiet: boolean;
   answers: string[];
   maxInstructions?: number;
   /** `--entry-timeout SECONDS`: how long one section entry may compute (0: no limit). */
@@ -95,11 +97,24 @@ export interface HelpCommand {
   topic?: string;
 }
 
+/** Where a command that talks to a deployment sends its requests, and with which credential. */
+export interface DeploymentTarget {
+  /** `--url URL`: the deployment's origin. */
+  url: string;
+  /** `--token T`, else RUNVIL_API_TOKEN from the environment (read when the command runs). */
+  token?: string;
+}
+
+/** Options of `runvil keys create|list|revoke` (keys.ts). */
+export type KeysCommand = { command: 'keys'; target: DeploymentTarget; json: boolean } & (
+  { action: 'create'; name: string; scopes: string[] } | { action: 'list' } | { action: 'revoke'; id: string }
+);
+
 /** A parsed command line. */
-export type Command = RunCommand | CheckCommand | TestCommand | HelpCommand;
+export type Command = RunCommand | CheckCommand | TestCommand | KeysCommand | HelpCommand;
 
 /** The commands runvil knows. */
-export const COMMANDS = ['run', 'check', 'test', 'help'] as const;
+export const COMMANDS = ['run', 'check', 'test', 'keys', 'help'] as const;
 
 const RUN_OPTIONS = {
   arg: { type: 'string', multiple: true },
@@ -109,6 +124,7 @@ const RUN_OPTIONS = {
   json: { type: 'boolean' },
   events: { type: 'boolean' },
   verbose: { type: 'boolean' },
+  quiet: { type: 'boolean' },
   answer: { type: 'string', multiple: true },
   'max-instructions': { type: 'string' },
   'entry-timeout': { type: 'string' },
@@ -124,6 +140,14 @@ const CHECK_OPTIONS = { ...HELP_ONLY, config: { type: 'string' } } as const sati
 
 const TEST_OPTIONS = { ...HELP_ONLY, 'entry-timeout': { type: 'string' } } as const satisfies ParseArgsConfig['options'];
 
+const KEYS_OPTIONS = {
+  ...HELP_ONLY,
+  url: { type: 'string' },
+  token: { type: 'string' },
+  scope: { type: 'string', multiple: true },
+  json: { type: 'boolean' },
+} as const satisfies ParseArgsConfig['options'];
+
 /** Parses argv (without `node` and the script) into a command, or throws a UsageError. */
 export function parseCommandLine(argv: readonly string[]): Command {
   const [first, ...rest] = argv;
@@ -133,7 +157,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
     if (topic !== undefined && !(COMMANDS as readonly string[]).includes(topic)) throw unknownCommand(topic);
     return topic === undefined ? { command: 'help' } : { command: 'help', topic };
   }
-  if (first.startsWith('-')) throw new UsageError(`unknown option ${first} (a command comes first: run, check or test)`);
+  if (first.startsWith('-')) throw new UsageError(`unknown option ${first} (a command comes first: run, check, test or keys)`);
   switch (first) {
     case 'run':
       return parseRun(rest);
@@ -148,8 +172,39 @@ export function parseCommandLine(argv: readonly string[]): Command {
       if (values.help) return { command: 'help', topic: 'test' };
       return { command: 'test', paths: positionals.length > 0 ? positionals : ['.'], entryTimeoutSeconds: entryTimeout(values['entry-timeout']) };
     }
+    case 'keys':
+      return parseKeys(rest);
     default:
       throw unknownCommand(first);
+  }
+}
+
+function parseKeys(argv: string[]): Command {
+  const { values, positionals } = parse(argv, KEYS_OPTIONS, 'keys');
+  if (values.help) return { command: 'help', topic: 'keys' };
+  const [action, ...operands] = positionals;
+  if (action === undefined) throw new UsageError('runvil keys needs an action: create NAME --scope SCOPE..., list, or revoke ID');
+  const url = values.url;
+  if (url === undefined) throw new UsageError("runvil keys needs --url URL: the deployment's address, such as https://runvil.example.workers.dev");
+  if (!/^https?:\/\/[^/]/.test(url)) throw new UsageError(`--url takes the deployment's address, http:// or https://, got ${JSON.stringify(url)}`);
+  const target: DeploymentTarget = { url: url.replace(/\/+$/, ''), ...(values.token !== undefined ? { token: values.token } : {}) };
+  const json = values.json ?? false;
+  const scopes = values.scope ?? [];
+  if (action !== 'create' && scopes.length > 0) throw new UsageError(`--scope goes with runvil keys create, not ${action}`);
+  switch (action) {
+    case 'create': {
+      if (operands.length !== 1) throw new UsageError('runvil keys create takes one name: runvil keys create NAME --scope SCOPE [--scope SCOPE...]');
+      if (scopes.length === 0) throw new UsageError('runvil keys create needs at least one --scope, such as --scope runs:read');
+      return { command: 'keys', action, name: operands[0]!, scopes, target, json };
+    }
+    case 'list':
+      if (operands.length > 0) throw new UsageError(`runvil keys list takes no operands, got ${operands.join(' ')}`);
+      return { command: 'keys', action, target, json };
+    case 'revoke':
+      if (operands.length !== 1) throw new UsageError('runvil keys revoke takes one key id (runvil keys list shows them): runvil keys revoke ID');
+      return { command: 'keys', action, id: operands[0]!, target, json };
+    default:
+      throw new UsageError(`unknown action ${JSON.stringify(action)} for runvil keys; the actions are create, list and revoke`);
   }
 }
 
@@ -167,6 +222,7 @@ function parseRun(argv: string[]): Command {
     json: values.json ?? false,
     events: values.events ?? false,
     verbose: values.verbose ?? false,
+    quiet: values.quiet ?? false,
     answers: values.answer ?? [],
     entryTimeoutSeconds: entryTimeout(values['entry-timeout']),
   };
@@ -239,5 +295,5 @@ function describeParseError(error: unknown, command: string): string {
 }
 
 function unknownCommand(name: string): UsageError {
-  return new UsageError(`unknown command ${JSON.stringify(name)}; the commands are run, check and test`);
+  return new UsageError(`unknown command ${JSON.stringify(name)}; the commands are run, check, test and keys`);
 }

@@ -8,6 +8,7 @@ Usage:
   runvil run PROMPT.md [options]     run a prompt and print its result
   runvil check FILE...               check prompts (compile their Lua) and runvil.yaml files
   runvil test [PATHS...]             run every *.test.yaml under the paths (default .)
+  runvil keys create|list|revoke     manage a deployment's keys (--url URL)
   runvil help [COMMAND]              show this help, or a command's
 
 Exit status: 0 ok; 1 a run, check or test failed; 2 a usage error (unknown command or
@@ -39,6 +40,9 @@ Options:
                           live (default: all; the test file's comments number them)
   --json                  print one JSON object {status, result, error, events} instead
   --events                stream each event to standard error as a JSON line as it happens
+                          (a model step's text as model_delta events)
+  --quiet                 print only the result; without it, each model step's text goes
+                          to standard error as the model produces it
   --max-instructions N    the run's Lua instruction budget
   --entry-timeout SECONDS how long one section entry may compute, in wall-clock seconds
                           (default 60; waits on tools, models and the operator do not
@@ -78,6 +82,29 @@ Options:
                           60; 0 for no limit); past it the run ends with Limit
 `;
 
+const KEYS = `Usage: runvil keys create NAME --scope SCOPE [--scope SCOPE...] --url URL [options]
+       runvil keys list --url URL [options]
+       runvil keys revoke ID --url URL [options]
+
+Manages the keys of the deployment at URL with its root key (RUNVIL_API_TOKEN). A key
+holds scopes: runs:read (runs, events, files, asks, prompts, the console), runs:start:PROMPT
+or runs:start:* (start, cancel and fork runs), asks:answer:PROMPT or asks:answer:* (answer
+asks), prompts:write (upload prompts), admin (all but managing keys).
+
+create prints the new key alone on standard output: it is shown this once. list prints
+each key (never its text) with its scopes and when it was made, last used and revoked.
+revoke refuses the key from then on (within a second everywhere).
+
+Options:
+  --url URL               the deployment's address, such as https://runvil.example.workers.dev
+  --token TOKEN           the root key (default: RUNVIL_API_TOKEN from the environment)
+  --scope SCOPE           a scope of the new key (create; repeatable)
+  --json                  print the API's JSON answer instead
+
+Exit status: 0 done; 1 the deployment refused or could not be reached (the error says
+what to do); 2 a usage error.
+`;
+
 /** The help text of a command, or the overview. */
 export function helpText(topic?: string): string {
   switch (topic) {
@@ -87,6 +114,8 @@ export function helpText(topic?: string): string {
       return CHECK;
     case 'test':
       return TEST;
+    case 'keys':
+      return KEYS;
     default:
       return OVERVIEW;
   }

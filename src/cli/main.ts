@@ -23,6 +23,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         return await (await import('./check.ts')).checkCommand(command, io);
       case 'test':
         return await (await import('./test.ts')).testCommand(command, io);
+      case 'keys':
+        return await (await import('./keys.ts')).keysCommand(command, io);
     }
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;

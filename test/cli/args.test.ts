@@ -48,6 +48,7 @@ describe('the command line grammar', () => {
       json: true,
       events: true,
       verbose: true,
+      quiet: false,
       answers: ['one', 'two'],
       maxInstructions: 5000,
       entryTimeoutSeconds: 60,
@@ -68,9 +69,9 @@ describe('the command line grammar', () => {
   });
 
   it.each([
-    [['frob'], 'unknown command "frob"; the commands are run, check and test'],
-    [['help', 'frob'], 'unknown command "frob"; the commands are run, check and test'],
-    [['--frob'], 'unknown option --frob (a command comes first: run, check or test)'],
+    [['frob'], 'unknown command "frob"; the commands are run, check, test and keys'],
+    [['help', 'frob'], 'unknown command "frob"; the commands are run, check, test and keys'],
+    [['--frob'], 'unknown option --frob (a command comes first: run, check, test or keys)'],
     [['run', 'p.md', '--frob'], 'unknown option --frob for runvil run'],
     [['check', 'p.md', '-x'], 'unknown option -x for runvil check'],
     [['run'], 'runvil run needs a prompt file: runvil run PROMPT.md'],
@@ -94,7 +95,7 @@ describe('runvil exit statuses for usage errors', () => {
   });
 
   it('exits 2 naming the problem for an unknown command or option', async () => {
-    expect(await cli(['frob'])).toEqual({ status: 2, stdout: '', stderr: 'runvil: unknown command "frob"; the commands are run, check and test\n' });
+    expect(await cli(['frob'])).toEqual({ status: 2, stdout: '', stderr: 'runvil: unknown command "frob"; the commands are run, check, test and keys\n' });
     expect((await cli(['test', '--frob'])).status).toBe(2);
   });
 });
