@@ -40,6 +40,7 @@ const ALLOWED = new Map(
       ENV,
       'worker/http',
       'worker/keys',
+      'worker/oauth',
       'worker/routes',
       'worker/console',
       'worker/deployment',
@@ -64,6 +65,16 @@ const ALLOWED = new Map(
     // Keys and scopes: the store in D1, the routes that manage keys; auth is http's.
     'worker/keys': ['json', ENV, 'worker/http'],
     'worker/console': [ENV],
+    // OAuth for /mcp: the provider vouches for a token's grant to auth (http), the consent page is the console's view, and the public origin is the deployment's.
+    'worker/oauth': [
+      'json',
+      ENV,
+      'worker/http',
+      'worker/keys/scopes.ts',
+      'worker/keys/principal.ts',
+      'worker/console/consent-page.tsx',
+      'worker/deployment/public-origin.ts',
+    ],
     // The wasmoon adapter loads first, so it imports nothing of the Worker (workerd-lua/README.md).
     'worker/workerd-lua': ['engine'],
     // prompt-library.ts reads uploaded prompts under the KV layout run-store-kv.ts keeps.

@@ -1,10 +1,12 @@
 /**
  * runvil/user-input: `user-input/ask` hands the question to the run's operator and answers
- * the operator's text, trusted; a failed ask answers the operator's model-safe message.
+ * the operator's text, trusted; a failed ask answers the operator's model-safe message. An
+ * ask with a `form` (ask-form.ts) answers the operator's object as its JSON text.
  */
 import type { Pack } from '../../src/host/pack.ts';
 import type { Json } from '../../src/json/json.ts';
 import { charCount, choicesProblem, questionProblem } from '../../src/host/ask-limits.ts';
+import { readForm, type AskForm } from '../../src/host/ask-form.ts';
 import { MAX_ASK_TIMEOUT_SECONDS, MAX_CHOICE_CHARS, MAX_CHOICES, MAX_QUESTION_CHARS, USER_INPUT_MANIFEST } from './manifest.ts';
 
 /** user-input/ask's failure when the question is given but is not a string. */
@@ -19,6 +21,12 @@ export const CHOICES_NOT_TEXTS = `user-input_ask: choices must be a list of 1 to
 
 /** user-input/ask's failure when `timeout` is not a number of seconds. */
 export const TIMEOUT_NOT_SECONDS = `user-input_ask: timeout must be a number of seconds above 0 and at most ${MAX_ASK_TIMEOUT_SECONDS}`;
+
+/** user-input/ask's failure when both `choices` and `form` are given. */
+export const CHOICES_AND_FORM = 'user-input_ask: choices and form do not go together: a form offers choices as an enum field';
+
+/** user-input/ask's failure when `form` is not MCP's elicitation schema: where and what is wrong (ask-form.ts). */
+export const formNotASchema = (problem: string): string => `user-input_ask: ${problem}`;
 
 /** True for a list of 1 to MAX_CHOICES distinct strings of 1 to MAX_CHOICE_CHARS characters. */
 const validChoices = (value: Json): boolean => Array.isArray(value) && choicesProblem(value) === null;
@@ -37,6 +45,14 @@ export function userInputPack(): Pack {
       if (typeof question === 'string' && questionProblem(question) !== null) return { ok: false, message: questionTooLong(charCount(question)) };
       const choices = args.choices;
       if (choices !== undefined && choices !== null && !validChoices(choices)) return { ok: false, message: CHOICES_NOT_TEXTS };
+      const rawForm = args.form;
+      let form: AskForm | undefined;
+      if (rawForm !== undefined && rawForm !== null) {
+        if (choices !== undefined && choices !== null) return { ok: false, message: CHOICES_AND_FORM };
+        const read = readForm(rawForm);
+        if (!read.ok) return { ok: false, message: formNotASchema(read.message) };
+        form = read.form;
+      }
       const timeout = args.timeout;
       if (timeout !== undefined && timeout !== null && !(typeof timeout === 'number' && timeout > 0 && timeout <= MAX_ASK_TIMEOUT_SECONDS)) {
         return { ok: false, message: TIMEOUT_NOT_SECONDS };
@@ -45,6 +61,7 @@ export function userInputPack(): Pack {
         ...(typeof question === 'string' ? { question } : {}),
         ...(context.effect ? { effect: context.effect } : {}),
         ...(Array.isArray(choices) ? { choices: choices as string[] } : {}),
+        ...(form ? { form } : {}),
         ...(typeof timeout === 'number' ? { timeout } : {}),
       };
       const answer = await context.operator.ask(asked);

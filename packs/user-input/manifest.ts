@@ -32,6 +32,11 @@ export const USER_INPUT_MANIFEST: PackManifest = {
             maxItems: MAX_CHOICES,
             description: 'The answers the operator may give (shown as buttons); any other answer is refused. Leave it out for free text.',
           },
+          form: {
+            type: 'object',
+            description:
+              "A form for the operator to fill, exactly MCP's elicitation requestedSchema: { type: 'object', properties: { name: field }, required: [...] }, each field a string (format email, uri, date or date-time; minLength, maxLength), number or integer (minimum, maximum), boolean, a single-select (enum, oneOf of const and title, or enum with enumNames) or a multi-select (type array, items.enum or items.anyOf; minItems, maxItems), with title, description and default. The answer is then the filled object as JSON text (json.decode it). Not with choices.",
+          },
           timeout: {
             type: 'number',
             exclusiveMinimum: 0,

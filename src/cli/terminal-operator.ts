@@ -1,13 +1,17 @@
 /**
  * The operator of `runvil run`: answers given with `--answer` (or a script's `answers:`)
- * first, in order; then the person at the terminal when standard input is one; otherwise
- * every further ask fails with the model-safe message the test files use.
+ * first, in order; then the person at the terminal when standard input is one (a form ask
+ * field by field, terminal-form.ts); otherwise every further ask fails with the model-safe
+ * message the test files use.
  */
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { RunEvent } from '../engine/events.ts';
+import { fitAnswer } from '../host/ask-answer.ts';
 import { OPERATOR_WINDOW_CLOSED, type Operator } from '../host/operator.ts';
+import type { Json } from '../json/json.ts';
 import type { CliIo } from './io.ts';
+import { askFormAtTerminal } from './terminal-form.ts';
 
 /** An operator that also follows the run's events, to show the person what the model said. */
 export interface CommandLineOperator extends Operator {
@@ -30,7 +34,7 @@ export interface AnswerSources {
 }
 
 /** The command line's operator: given answers, then the terminal, then a closed window. */
-export function commandLineOperator(answers: readonly string[], io: CliIo, sources: AnswerSources = {}): CommandLineOperator {
+export function commandLineOperator(answers: readonly Json[], io: CliIo, sources: AnswerSources = {}): CommandLineOperator {
   let next = 0;
   let unansweredQuestion: string | null = null;
   // The model's latest text not yet shown: an ask the model makes often follows what it said.
@@ -49,9 +53,11 @@ export function commandLineOperator(answers: readonly string[], io: CliIo, sourc
       const answer = answers[next];
       if (answer !== undefined) {
         next++;
-        // A given answer outside the ask's choices is refused, as the API refuses it; the ask goes on to the terminal.
-        if (allowed(answer)) return { ok: true, text: answer };
-        io.err(`--answer ${JSON.stringify(answer)} is not one of the ask's choices (${choices!.map((c) => JSON.stringify(c)).join(', ')})\n`);
+        // A given answer outside the ask's choices, or that does not fit its form, is refused, as the API refuses it; the ask goes on to the terminal.
+        const fitted = fitAnswer({ id: 'asked', question: context.question, choices, form: context.form }, answer);
+        if (fitted.ok) return { ok: true, text: fitted.text };
+        if (context.form) io.err(`--answer ${JSON.stringify(answer)}: ${fitted.message}\n`);
+        else io.err(`--answer ${JSON.stringify(answer)} is not one of the ask's choices (${choices!.map((c) => JSON.stringify(c)).join(', ')})\n`);
       }
       if (!io.stdinIsTerminal) {
         unansweredQuestion ??= context.question?.trim() || 'an ask';
@@ -62,16 +68,26 @@ export function commandLineOperator(answers: readonly string[], io: CliIo, sourc
       // Standard error, so the run result alone reaches standard output.
       if (said.trim() !== '') io.err(`${said.trimEnd()}\n`);
       const question = context.question?.trim() ? context.question.trim() : 'The run asks for your answer.';
-      io.err(`${question}${choices ? ` (${choices.join(' / ')})` : ''}\n> `);
       terminal ??= new LineReader(io.stdin);
+      const lines = terminal;
       // With a timeout, the window closes at the deadline, as it does on the Worker.
       const deadline = context.timeout !== undefined ? Date.now() + context.timeout * 1000 : null;
-      for (;;) {
+      const readLine = async (): Promise<string | null | undefined> => {
         // A read a closed window left waiting is the next ask's: no typed line is lost.
-        const read = unread ?? terminal.next();
+        const read = unread ?? lines.next();
         unread = null;
         const line = await withDeadline(read, deadline);
         if (line === undefined) unread = read;
+        return line;
+      };
+      if (context.form) {
+        io.err(`${question}\n`);
+        const text = await askFormAtTerminal(context.form, readLine, (line) => io.err(line));
+        return text === null ? { ok: false, message: OPERATOR_WINDOW_CLOSED } : { ok: true, text };
+      }
+      io.err(`${question}${choices ? ` (${choices.join(' / ')})` : ''}\n> `);
+      for (;;) {
+        const line = await readLine();
         if (line === null || line === undefined) return { ok: false, message: OPERATOR_WINDOW_CLOSED };
         if (allowed(line)) return { ok: true, text: line };
         io.err(`Answer one of: ${choices!.join(', ')}\n> `);

@@ -34,7 +34,8 @@ export interface Expectation {
 export interface Fixture {
   host: FixtureHostSpec;
   model: ScriptedReply[];
-  answers: string[];
+  /** Texts, and for asks with a form the objects that fill them. */
+  answers: Json[];
   /** Catalog tool outputs answered before the Host's Packs, in call order (recording.ts). */
   recorded: RecordedCall[];
   /** Clock readings answered before the fixture clock, in read order (recording.ts). */
@@ -159,7 +160,7 @@ function readFixture(raw: RawFixture, problem: Report): Fixture {
   const fixture: Fixture = {
     host: readHost(raw.host ?? {}, problem),
     model: (raw.model ?? []).map((reply, index) => readReply(reply, index, problem)),
-    answers: (raw.answers ?? []).map(String),
+    answers: (raw.answers ?? []).map((answer) => (answer !== null && typeof answer === 'object' && !Array.isArray(answer) ? (answer as Json) : String(answer))),
     recorded: (raw.recorded ?? []).map((call, index) => readRecorded(call, ['recorded', index], problem)),
     clock: (raw.clock ?? []).map((reading, index) => readClock(reading, ['clock', index], problem)),
   };

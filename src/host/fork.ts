@@ -17,7 +17,9 @@ import type { Json } from '../json/json.ts';
 import { runOnHost, type HostConfig } from './host.ts';
 import { ScriptedOperator } from './operator.ts';
 import { ASK_TOOL } from './recording.ts';
-import { choicesOf, notAChoice, questionOf, takesAnswer } from './ask-choices.ts';
+import { choicesOf, questionOf } from './ask-choices.ts';
+import { fitAnswer } from './ask-answer.ts';
+import { formOf } from './ask-form.ts';
 
 /** The ask id of a journal entry (`<chain>-<seq>`), as the API and the run's asks name it. */
 export const askIdOfEntry = (entry: JournalEntry): string => `${entry.chain}-${entry.seq}`;
@@ -27,10 +29,11 @@ export type ForkPrefix = { ok: true; journal: JournalEntry[]; firstReplaced: num
 
 /**
  * The first `at` entries of `journal`, with each ask of `answers` (by ask id) answered with
- * the given text. `at` must lie from 0 to the journal's length, every ask id must be an ask
- * those entries hold, and an ask with choices takes only one of them.
+ * the given answer. `at` must lie from 0 to the journal's length, every ask id must be an ask
+ * those entries hold, an ask with choices takes only one of them, and an ask with a form
+ * only an object that fits it (its text is then the object's canonical JSON).
  */
-export function forkPrefix(journal: readonly JournalEntry[], at: number, answers: ReadonlyMap<string, string>): ForkPrefix {
+export function forkPrefix(journal: readonly JournalEntry[], at: number, answers: ReadonlyMap<string, Json>): ForkPrefix {
   if (!Number.isSafeInteger(at) || at < 0 || at > journal.length) {
     return {
       ok: false,
@@ -44,7 +47,7 @@ export function forkPrefix(journal: readonly JournalEntry[], at: number, answers
     if (entry.request.op === 'tool.call' && entry.request.tool === ASK_TOOL) asks.set(askIdOfEntry(entry), index);
   });
   let firstReplaced: number | null = null;
-  for (const [askId, text] of answers) {
+  for (const [askId, answer] of answers) {
     const index = asks.get(askId);
     if (index === undefined) {
       const held = asks.size > 0 ? `they hold the asks ${[...asks.keys()].join(', ')}` : 'they hold no ask';
@@ -57,11 +60,9 @@ export function forkPrefix(journal: readonly JournalEntry[], at: number, answers
     const entry = prefix[index]!;
     // As the live route refuses it: an answer Lua gets is one the ask offered.
     const args = entry.request.op === 'tool.call' ? entry.request.args : undefined;
-    const choices = choicesOf(args);
-    if (!takesAnswer(choices, text)) {
-      return { ok: false, field: 'answers', message: `\`answers\`: ${notAChoice({ id: askId, question: questionOf(args) }, text, choices ?? [])}` };
-    }
-    prefix[index] = { ...entry, answer: { ok: true, value: text } };
+    const fitted = fitAnswer({ id: askId, question: questionOf(args), choices: choicesOf(args), form: formOf(args) }, answer);
+    if (!fitted.ok) return { ok: false, field: 'answers', message: `\`answers\`: ${fitted.message}` };
+    prefix[index] = { ...entry, answer: { ok: true, value: fitted.text } };
     firstReplaced = firstReplaced === null ? index : Math.min(firstReplaced, index);
   }
   return { ok: true, journal: prefix, firstReplaced };

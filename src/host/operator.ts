@@ -1,7 +1,9 @@
 /**
  * The operator: the human a run can ask. A terminal, a chat integration, or a fixture.
  */
-import { notAChoice, takesAnswer } from './ask-choices.ts';
+import type { Json } from '../json/json.ts';
+import { fitAnswer } from './ask-answer.ts';
+import type { AskForm } from './ask-form.ts';
 
 /** The answer to an ask: the operator's text, or a model-safe failure. */
 export type OperatorAnswer = { ok: true; text: string } | { ok: false; message: string };
@@ -22,6 +24,8 @@ export interface AskContext {
   part?: number;
   /** The answers the ask takes; any other is refused. Absent: any text. */
   choices?: string[];
+  /** The form the answer fills (ask-form.ts): the answer is then a JSON object, and its text the object's JSON. */
+  form?: AskForm;
   /** Seconds the operator has to answer; then the ask closes and fails with OPERATOR_WINDOW_CLOSED. */
   timeout?: number;
 }
@@ -34,36 +38,36 @@ export interface Operator {
 /** The model-safe message of an ask nobody can answer. */
 export const OPERATOR_WINDOW_CLOSED = "the operator's window closed";
 
-/** An answer of a list refused because its ask offered choices and it is none of them. */
+/** An answer of a list refused because it does not fit its ask: none of its choices, or not its form's object. */
 export interface RefusedAnswer {
   /** Its place in the list, from 0. */
   index: number;
-  /** Why, naming the ask and its choices (ask-choices.ts). */
+  /** Why, naming the ask and its choices (ask-choices.ts) or the field of its form (ask-form.ts). */
   message: string;
 }
 
 /**
  * An operator that answers from a list, then fails every further ask. An answer outside its
- * ask's choices is refused, as the API refuses it: the ask fails with why, and `refused`
- * keeps it for whoever wrote the list (a test file names its line).
+ * ask's choices, or that does not fit its form, is refused, as the API refuses it: the ask
+ * fails with why, and `refused` keeps it for whoever wrote the list (a test file names its
+ * line). An answer to a form ask is an object (or its JSON text).
  */
 export class ScriptedOperator implements Operator {
   private next = 0;
   /** The answers refused so far, in the order they were asked for. */
   readonly refused: RefusedAnswer[] = [];
-  constructor(private readonly answers: readonly string[]) {}
+  constructor(private readonly answers: readonly Json[]) {}
 
   async ask(context: AskContext = {}): Promise<OperatorAnswer> {
     const index = this.next++;
     const answer = this.answers[index];
     if (answer === undefined) return { ok: false, message: OPERATOR_WINDOW_CLOSED };
-    const choices = context.choices ?? null;
-    if (!takesAnswer(choices, answer)) {
-      const message = notAChoice({ id: askIdOf(context), question: context.question }, answer, choices ?? []);
-      this.refused.push({ index, message });
-      return { ok: false, message };
+    const fitted = fitAnswer({ id: askIdOf(context), question: context.question, choices: context.choices, form: context.form }, answer);
+    if (!fitted.ok) {
+      this.refused.push({ index, message: fitted.message });
+      return { ok: false, message: fitted.message };
     }
-    return { ok: true, text: answer };
+    return { ok: true, text: fitted.text };
   }
 }
 

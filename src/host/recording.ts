@@ -23,7 +23,9 @@ import { clip, effectWords, sectionWords } from '../engine/effect-words.ts';
 import { answered, failed, type EffectAnswer, type EffectRequest } from '../engine/effects.ts';
 import type { Json } from '../json/json.ts';
 import { scriptedOutcome, type ScriptedReply } from '../models/scripted.ts';
-import { choicesOf, notAChoice, questionOf, takesAnswer } from './ask-choices.ts';
+import { choicesOf, questionOf } from './ask-choices.ts';
+import { fitAnswer } from './ask-answer.ts';
+import { formOf } from './ask-form.ts';
 
 /** The tool through which a run asks its operator; its answers live in `answers:`. */
 export const ASK_TOOL = 'user-input/ask';
@@ -126,14 +128,17 @@ export class Recording {
     queue.next++;
     if (!recorded.outcome.ok) return failed('tool', recorded.outcome.message);
     const output = recorded.outcome.output;
-    // A recorded ask's answer is an operator's answer: one of the ask's choices when it offers some, as the API takes it.
-    const choices = request.tool === ASK_TOOL ? choicesOf(request.args) : null;
-    if (choices !== null && (typeof output !== 'string' || !takesAnswer(choices, output))) {
-      const message = notAChoice({ id: `made by chain ${chain}`, question: questionOf(request.args) }, output, choices);
-      this.refused.push({ index: next.index, message });
-      return failed('tool', message);
+    // A recorded ask's answer is an operator's answer: one of the ask's choices when it offers some, an object that fits its form when it has one, as the API takes it.
+    if (request.tool !== ASK_TOOL) return answered(output);
+    const choices = choicesOf(request.args);
+    const form = formOf(request.args);
+    if (choices === null && form === null) return answered(output);
+    const fitted = fitAnswer({ id: `made by chain ${chain}`, question: questionOf(request.args), choices, form }, output);
+    if (!fitted.ok) {
+      this.refused.push({ index: next.index, message: fitted.message });
+      return failed('tool', fitted.message);
     }
-    return answered(output);
+    return answered(fitted.text);
   }
 
   /** The recorded calls no chain reached, in words (empty when the run made them all). */

@@ -15,6 +15,7 @@ import { SCHEDULER_CHAIN, type JournalEntry } from '../engine/journal.ts';
 import type { Json } from '../json/json.ts';
 import type { PackManifest } from './pack.ts';
 import { ASK_TOOL, listsByChain } from './recording.ts';
+import { formOf } from './ask-form.ts';
 
 /** What a test file is made from: a run that has ended, and the Packs it was served. */
 export interface EndedRun {
@@ -94,9 +95,9 @@ function journalMap(journal: readonly JournalEntry[]): string {
  * side, and offline they would take their answers in another order than the one the journal
  * holds (recording.ts).
  */
-export function splitJournal(journal: readonly JournalEntry[]): { model: Json[]; answers: string[]; recorded: Json[]; clock: Json[] } {
+export function splitJournal(journal: readonly JournalEntry[]): { model: Json[]; answers: Json[]; recorded: Json[]; clock: Json[] } {
   const model: Json[] = [];
-  const answers: string[] = [];
+  const answers: Json[] = [];
   const clock: Json[] = [];
   const calls: { chain: string; seq: number; record: Json }[] = [];
   for (const entry of journal) {
@@ -109,7 +110,9 @@ export function splitJournal(journal: readonly JournalEntry[]): { model: Json[];
     } else if (request.op === 'tool.call') {
       // The main chain's answered asks are operator answers; an ask that failed (its window closed), or a task's, is a recorded call.
       if (request.tool === ASK_TOOL && answer.ok && entry.chain === MAIN_CHAIN) {
-        answers.push(typeof answer.value === 'string' ? answer.value : JSON.stringify(answer.value));
+        const text = typeof answer.value === 'string' ? answer.value : JSON.stringify(answer.value);
+        // A form's answer as the map it is, which the test file's reader takes back as it takes a text.
+        answers.push(formOf(request.args) !== null ? formAnswerOf(text) : text);
         continue;
       }
       const record: { [key: string]: Json } = { tool: request.tool, args: request.args ?? {} };
@@ -174,4 +177,14 @@ function hostPacks(manifests: readonly PackManifest[], unavailable: ReadonlyMap<
     packs[manifest.fqName] = spec;
   }
   return packs;
+}
+
+/** A form ask's answer (its JSON text) as the object, or the text when it holds none. */
+function formAnswerOf(text: string): Json {
+  try {
+    const value = JSON.parse(text) as Json;
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : text;
+  } catch {
+    return text;
+  }
 }

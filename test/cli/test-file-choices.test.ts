@@ -72,11 +72,18 @@ describe("a test file's answers to an ask with choices", () => {
     ]);
   });
 
-  it('refuses answers that are not texts before anything runs', async () => {
-    for (const answer of ['true', '~', '{ pick: Yes }', '[Yes]']) {
+  it('refuses answers that are not texts (or maps, for a form) before anything runs', async () => {
+    for (const answer of ['true', '~', '[Yes]']) {
       const lines = await run(testFile(source(YES_NO), `answers:\n  - ${answer}\nexpect:\n  result: got Yes\n`));
-      expect(lines).toEqual([`${answersLine}:5: \`answers[0]\` must be a text`]);
+      expect(lines).toEqual([`${answersLine}:5: \`answers[0]\` must be a text, or for an ask with a form a map of its fields`]);
     }
+  });
+
+  it('refuses a map for an ask without a form, at its line', async () => {
+    const lines = await run(testFile(source(YES_NO), `answers:\n  - { pick: Yes }\nexpect:\n  result: got Yes\n`));
+    expect(lines).toEqual([
+      expect.stringContaining('`answers[0]`: the answer {"pick":"Yes"} is not one of the choices of the ask 0-1 ("Ship it?"): "Yes", "No"'),
+    ]);
   });
 
   it('compares Unicode choices as written: the same letters in another normal form are refused', async () => {

@@ -50,6 +50,41 @@ describe('user-input/ask', () => {
     expect(seen).toEqual([{ question: 'Ship?', choices: ['ship', 'hold'], timeout: 30 }]);
   });
 
+  it('hands a form to the operator and answers the filled object as its JSON text', async () => {
+    const form = { type: 'object', properties: { size: { type: 'string', enum: ['s', 'm'] }, n: { type: 'integer' } }, required: ['size'] };
+    const seen: unknown[] = [];
+    const operator = new ScriptedOperator([{ n: 2, size: 'm' }]);
+    const watching: Operator = {
+      async ask(context) {
+        seen.push(context);
+        return operator.ask(context);
+      },
+    };
+    expect(await ask({ question: 'Size?', form }, watching)).toEqual({ ok: true, output: '{"n":2,"size":"m"}' });
+    expect(seen).toEqual([{ question: 'Size?', form }]);
+  });
+
+  it('refuses a form that is not an elicitation schema, and choices with a form, without asking', async () => {
+    const operator = new ScriptedOperator(['unused']);
+    expect(await ask({ form: { type: 'object', properties: { a: { type: 'object' } } } }, operator)).toEqual({
+      ok: false,
+      message: expect.stringMatching(/^user-input_ask: form\.properties\.a\.type must be "string", "number"/),
+    });
+    expect(await ask({ form: { type: 'object', properties: { a: { type: 'boolean' } } }, choices: ['x'] }, operator)).toEqual({
+      ok: false,
+      message: 'user-input_ask: choices and form do not go together: a form offers choices as an enum field',
+    });
+    expect(await ask({}, operator)).toEqual({ ok: true, output: 'unused' });
+  });
+
+  it('fails the ask with why when the answer does not fit the form', async () => {
+    const form = { type: 'object', properties: { n: { type: 'integer', maximum: 3 } } };
+    expect(await ask({ question: 'N?', form }, new ScriptedOperator([{ n: '2' }]))).toEqual({
+      ok: false,
+      message: 'the answer does not fit the form of the ask (with no id) ("N?"): the field "n" must be a whole number, not the text "2"',
+    });
+  });
+
   it('refuses choices that are not distinct non-empty strings, and a timeout that is not seconds, without asking', async () => {
     const operator = new ScriptedOperator(['unused']);
     for (const choices of [[], [1], ['a', 'a'], [''], 'yes', ['x'.repeat(201)], Array.from({ length: 26 }, (_, i) => `c${i}`), [null]] as Json[]) {
@@ -98,7 +133,7 @@ describe('user-input/ask', () => {
 });
 
 describe('the runvil/user-input manifest', () => {
-  it('offers one trusted plain tool whose question, choices and timeout are optional', () => {
+  it('offers one trusted plain tool whose question, choices, form and timeout are optional', () => {
     expect(USER_INPUT_MANIFEST.fqName).toBe('runvil/user-input');
     expect(USER_INPUT_MANIFEST.tools).toEqual([
       {
@@ -109,6 +144,7 @@ describe('the runvil/user-input manifest', () => {
           properties: {
             question: { type: 'string', maxLength: 8000, description: expect.any(String) },
             choices: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 200 }, minItems: 1, maxItems: 25, description: expect.any(String) },
+            form: { type: 'object', description: expect.stringContaining("MCP's elicitation requestedSchema") },
             timeout: { type: 'number', exclusiveMinimum: 0, maximum: 2_592_000, description: expect.any(String) },
           },
         },

@@ -36,6 +36,7 @@ label { display: inline-flex; gap: .4em; align-items: center; }
 label.wide { display: flex; flex-direction: column; align-items: stretch; }
 .gate { max-width: 28em; margin: 4em auto; padding: 1.5em; border: 1px solid var(--line); border-radius: 10px; }
 .gate form { display: flex; flex-direction: column; gap: .8em; }
+.consent fieldset { display: flex; flex-direction: column; gap: .35em; border: 1px solid var(--line); border-radius: 6px; }
 .filters, .upload { display: flex; flex-wrap: wrap; gap: .8em; align-items: center; margin: .5em 0 1em; }
 .upload .wide { flex-basis: 100%; }
 table.list { width: 100%; border-collapse: collapse; }

@@ -11,6 +11,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import type { Env } from '../env.ts';
 import { ApiError } from './http-error.ts';
 import { sameSecret } from './constant-time.ts';
+import { grantOf } from './oauth-grant.ts';
 import { findKey } from '../keys/key-lookup.ts';
 import { looksLikeKey } from '../keys/key-secret.ts';
 import { RATE_LIMIT_PERIOD_SECONDS, withinRateLimit } from '../keys/key-rate-limit.ts';
@@ -51,6 +52,9 @@ export function authenticate(request: Request, env: Env): Promise<Principal> {
 }
 
 async function principalOf(request: Request, env: Env): Promise<Principal> {
+  // An OAuth access token on /mcp, which the provider checked and vouched for (oauth/oauth-worker.ts).
+  const grant = grantOf(request);
+  if (grant !== null) return { kind: 'oauth', clientId: grant.clientId, scopes: grant.scopes };
   const root = env.RUNVIL_API_TOKEN;
   if (typeof root !== 'string' || root === '') {
     throw new ApiError(
