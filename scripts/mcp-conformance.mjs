@@ -1,0 +1,113 @@
+#!/usr/bin/env node
+/**
+ * `npm run mcp:conformance`: the MCP project's own conformance suite
+ * (@modelcontextprotocol/conformance, `conformance server`) against the real local server's
+ * /mcp. The server runs with test/mcp-conformance/runvil.yaml (RUNVIL_CONFIG), whose
+ * `mcp.tools` maps the suite's tool names (test_simple_text, test_elicitation, ...) to the
+ * prompts of test/mcp-conformance/prompts/, uploaded here: the elicitation scenarios are served
+ * by prompts that ask the operator with forms. Every scenario a deployment of prompts can serve
+ * must pass; the rest are listed, each with its reason, in
+ * test/mcp-conformance/expected-failures.yaml, and a listed one that passes fails the run too.
+ *
+ * The suite's client sends no credentials (it takes only a URL), while /mcp needs a bearer key:
+ * it reaches the server through a loopback proxy of this script's own that adds the key, as an
+ * MCP host's configuration does, and passes everything else through as sent (its own address
+ * in Host and Origin becomes the server's, as a reverse proxy's does; any other Host or Origin
+ * reaches the server as the suite wrote it, for the DNS-rebinding scenario).
+ *
+ * `node scripts/mcp-conformance.mjs --scenario NAME` runs one scenario (any other option of
+ * `conformance server` passes through too). On Node 20 the suite runs with scripts/mcp-conformance-hooks.mjs (it imports Node 22's
+ * fs.globSync). Offline; state in a fresh directory; the scenarios' checks.json are kept in
+ * .wrangler/mcp-conformance/.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer, request } from 'node:http';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, killLocalServer, startLocalServer } from './local-server.mjs';
+import { e2eClient } from './e2e-client.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const here = join(root, 'test/mcp-conformance');
+const token = randomBytes(16).toString('hex');
+const stateDir = join(root, `.wrangler/mcp-conformance-state-${process.pid}`);
+const resultsDir = join(root, '.wrangler/mcp-conformance');
+const suite = join(root, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
+
+/** Says what the check is doing. */
+const say = (text) => console.log(`mcp-conformance: ${text}`);
+
+/**
+ * A loopback reverse proxy to `target` that adds `authorization` to every request: the suite's
+ * client as an MCP host configured with a bearer key would send it. Bodies stream both ways
+ * (SSE answers included).
+ */
+async function startKeyProxy(target, authorization) {
+  const port = await freePort();
+  const own = `127.0.0.1:${port}`;
+  const upstream = new URL(target);
+  const server = createServer((incoming, outgoing) => {
+    const headers = { ...incoming.headers, authorization };
+    if (headers.host === own) headers.host = upstream.host;
+    if (headers.origin === `http://${own}`) headers.origin = upstream.origin;
+    const forwarded = request({ host: upstream.hostname, port: upstream.port, method: incoming.method, path: incoming.url, headers }, (answer) => {
+      outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(outgoing);
+    });
+    forwarded.on('error', () => outgoing.destroy());
+    outgoing.on('close', () => forwarded.destroy());
+    incoming.pipe(forwarded);
+  });
+  await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return { url: `http://${own}`, close: () => new Promise((resolve) => server.close(resolve).closeAllConnections()) };
+}
+
+/**
+ * Runs `conformance server` against `url` (every scenario, the suite's pending ones too:
+ * json-schema-2020-12 and server-sse-polling; or the `--scenario NAME` given to this
+ * script); resolves with its exit code.
+ */
+function runSuite(url) {
+  const args = ['--import', join(root, 'scripts/mcp-conformance-hooks.mjs'), suite, 'server', '--url', url, '--suite', 'all'];
+  args.push('--expected-failures', join(here, 'expected-failures.yaml'), '--output-dir', resultsDir, ...process.argv.slice(2));
+  const child = spawn(process.execPath, args, { cwd: root, stdio: 'inherit', env: { ...process.env, NO_COLOR: '1' } });
+  return new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));
+}
+
+let server = null;
+let proxy = null;
+try {
+  // npm start bundles the file RUNVIL_CONFIG names (wrangler's build runs with this environment).
+  process.env.RUNVIL_CONFIG = join(here, 'runvil.yaml');
+  rmSync(resultsDir, { recursive: true, force: true });
+  server = await startLocalServer({ port: await freePort(), token, stateDir });
+  const { api } = e2eClient(server.base, token);
+  const prompts = readdirSync(join(here, 'prompts')).filter((file) => file.endsWith('.md'));
+  for (const file of prompts) {
+    await api('PUT', `/prompts/${file.slice(0, -3)}`, { body: readFileSync(join(here, 'prompts', file), 'utf8'), expect: 201 });
+  }
+  say(`serving ${server.base} with ${prompts.length} prompts of test/mcp-conformance/prompts`);
+  proxy = await startKeyProxy(server.base, `Bearer ${token}`);
+  const code = await runSuite(`${proxy.url}/mcp`);
+  if (code !== 0) {
+    console.error(`mcp-conformance: FAILED: a scenario failed that expected-failures.yaml does not list, or one it lists passed (exit ${code})`);
+    console.error('--- server output ---');
+    console.error(server.output.slice(-6000));
+  } else {
+    say('ok: every scenario passed but those expected-failures.yaml lists, and each of those failed');
+  }
+  process.exitCode = code;
+} catch (error) {
+  console.error(`mcp-conformance: FAILED: ${error instanceof Error ? error.message : String(error)}`);
+  if (server) console.error(`--- server output ---\n${server.output.slice(-6000)}`);
+  process.exitCode = 1;
+} finally {
+  await proxy?.close();
+  await killLocalServer(server).catch(() => undefined);
+  rmSync(stateDir, { recursive: true, force: true });
+  // The build wrote the test's configuration into the Worker's bundle module: write back the project's own.
+  delete process.env.RUNVIL_CONFIG;
+  spawnSync(process.execPath, ['--import', 'tsx', join(root, 'scripts/bundle-config.mjs')], { cwd: root, stdio: 'inherit' });
+}
