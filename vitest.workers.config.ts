@@ -62,17 +62,21 @@ export default defineConfig({
   ],
   test: {
     include: ['test/worker/**/*.test.ts'],
-    // Each file in a runtime of its own (a fresh Miniflare: its storage and the isolate's
-    // module state are the file's alone, as the files assume), three at a time: much of a
-    // file's time is waiting (on alarms, retries, a server on the Node side), which another
-    // file's setup and tests fill.
-    isolate: true,
+    // Three runtimes (a Miniflare each, its workerd and the test Worker's modules loaded
+    // once), each running the files it is given one after another: a runtime of its own per
+    // file cost about 5 s of setup each. A file still starts from the state it assumes, as
+    // a new runtime would give it (fresh-state.ts: no Durable Object, empty KV and D1, the
+    // test Worker's seams and logs reset, no Lua VM open). Three rather than two: much of a
+    // file's time is waiting (on alarms, retries, a server on the Node side), which
+    // another runtime's tests fill.
+    isolate: false,
     maxWorkers: 3,
     // For a hang, not a slow machine (the suite must pass while another process keeps both
     // cores busy); a file that stops making progress altogether is failed by teardown-guard.ts.
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    setupFiles: ['./test/worker/apply-migrations.ts'],
+    // Before each file, in order: the state a new runtime has, then the index's tables.
+    setupFiles: ['./test/worker/fresh-state.ts', './test/worker/apply-migrations.ts'],
     // The MCP reference server, started from the Node side for the MCP Pack suites; and the server with hostile tool lists.
     globalSetup: ['./test/worker/mcp-server.setup.ts', './test/worker/tool-list-servers.setup.ts'],
     // The default report, and a failure for a run that stops making progress (teardown-guard.ts).

@@ -27,6 +27,11 @@ const TEST_RETRY = { tries: 3, backoffMs: () => 10, attemptTimeoutMs: 5_000 };
 /** Every tool call and model round performed, as `{run} {what}`, in order. */
 export const performed: string[] = [];
 
+/** Forgets the effects performed (test-worker.ts's resetTestWorker, before each test file). */
+export function resetTestHost(): void {
+  performed.splice(0);
+}
+
 /** The effects performed for one run. */
 export const performedBy = (runId: string) => performed.filter((line) => line.startsWith(`${runId} `)).map((line) => line.slice(runId.length + 1));
 

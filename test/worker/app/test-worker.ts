@@ -5,7 +5,9 @@
  * its n-th journal entry stop right after the commit, before Lua sees the answer, so that
  * the test can drop the object's memory there (`dropObjects`), as a crash
  * or an eviction would. It also logs the KV operations of each alarm invocation
- * (`alarmKv`), and can make one KV write fail (`failKvPut`).
+ * (`alarmKv`), and can make one KV write fail (`failKvPut`). The suite's files share the
+ * isolate, one after another: `resetTestWorker` puts what they change back as a new
+ * isolate has it (test/worker/fresh-state.ts calls it before each file).
  */
 import '../../../src/worker/workerd-lua/lua-factory.ts';
 // @ts-ignore -- the module's types come with the pool, not in tsconfig's types
@@ -15,8 +17,12 @@ import type { Operator } from '../../../src/host/operator.ts';
 import type { KvNamespace } from '../../../src/worker/platform-types.ts';
 import { createApp } from '../../../src/worker/app.ts';
 import { RunObject as WorkerRunObject } from '../../../src/worker/run-object/run-object.ts';
-import { isolatePlatform } from '../../../src/worker/workerd-lua/lua-platform.ts';
-import { testHost } from './test-host.ts';
+import { dropIsolatePlatform, isolatePlatform } from '../../../src/worker/workerd-lua/lua-platform.ts';
+import { abandonEarlierExecution } from '../../../src/worker/run-object/live-run.ts';
+import { replaceDeploymentConfig } from '../../../src/worker/deployment/deployment.ts';
+import { clearMcpToolListCache } from '../../../src/host/remote/mcp/mcp-tool-list.ts';
+import { resetTestHost, testHost } from './test-host.ts';
+import { resetToolService } from './tool-service.ts';
 import type { NotifyTarget } from '../../../src/config/deployment-config.ts';
 
 /**
@@ -103,9 +109,17 @@ export const outboxKilled = (): boolean => outboxFault?.fired ?? false;
 
 let outboxFault: { at: 'write' | 'delivery'; left: number; fired: boolean } | null = null;
 
+/** The ids of the run objects made in this isolate: what they leave running, resetTestWorker closes. */
+const objectIds = new Set<string>();
+
 /** The run object with the test Host, the fault seam and its alarms' KV operations logged. */
 export class RunObject extends WorkerRunObject {
   private alarmOps: AlarmKvOps | null = null;
+
+  constructor(...args: ConstructorParameters<typeof WorkerRunObject>) {
+    super(...args);
+    objectIds.add(args[0].id.toString());
+  }
 
   protected override host(operator: Operator) {
     return testHost(this.env, operator, this.ctx.id.toString());
@@ -206,6 +220,32 @@ export async function openVms(): Promise<number> {
 /** How many suspended runs have had their VMs taken back for other runs in this isolate (a full Lua memory). */
 export async function reclaimedRuns(): Promise<number> {
   return (await isolatePlatform()).reclaimedRuns;
+}
+
+/**
+ * Puts back what the test files change in the isolate, as a new isolate has it: the fault
+ * seams (a held crash released), the notify targets and the deliveries seen, the alarms' KV
+ * log, the test Host's and tool service's logs, the deployment's configuration and the MCP
+ * tool lists read, and the Lua VMs the runs left open (the run objects must be gone, as
+ * `reset()` of cloudflare:test leaves them: their runs are abandoned where they stand).
+ */
+export async function resetTestWorker(): Promise<void> {
+  releaseCrash();
+  faultAt = crashAt = null;
+  fired = crashed = false;
+  kvFault = outboxFault = null;
+  alarmKv.clear();
+  notifications.targets = [];
+  notifications.sent.splice(0);
+  notifications.respond = () => 204;
+  resetTestHost();
+  resetToolService();
+  replaceDeploymentConfig(null);
+  clearMcpToolListCache();
+  for (const id of objectIds) abandonEarlierExecution(id);
+  objectIds.clear();
+  // A VM no run held (none is known): a new platform rather than a count a file would see.
+  if ((await isolatePlatform()).openVms > 0) dropIsolatePlatform();
 }
 
 export default createApp();

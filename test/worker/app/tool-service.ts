@@ -66,6 +66,13 @@ export const receivedBy = (runId: string) => received.filter((call) => call.body
 
 const triesOf = new Map<string, number>();
 
+/** Forgets the calls received and refused (test-worker.ts's resetTestWorker, before each test file). */
+export function resetToolService(): void {
+  received.splice(0);
+  unsigned.splice(0);
+  triesOf.clear();
+}
+
 /** The service's fetch; `deliver` posts a result to a callback URL (the test app). */
 export function deployService(deliver: (url: string, token: string, result: object) => Promise<Response>): typeof fetch {
   return async (input, init) => {
