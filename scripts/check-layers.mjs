@@ -41,6 +41,7 @@ const ALLOWED = new Map(
       'worker/http',
       'worker/keys',
       'worker/oauth',
+      'worker/mcp',
       'worker/routes',
       'worker/console',
       'worker/deployment',
@@ -94,6 +95,8 @@ const ALLOWED = new Map(
     // The run object: never a route, a trigger or the console.
     'worker/run-object': [...BELOW_WORKER, ENV, 'worker/http', 'worker/deployment', 'worker/waits', 'worker/outbox', 'worker/workerd-lua'],
     'worker/triggers': [...BELOW_WORKER, ENV, 'worker/http', 'worker/run-object'],
+    // /mcp serves prompts as tools: it starts and continues runs as the routes do, through the run object's face.
+    'worker/mcp': [...BELOW_WORKER, ENV, 'worker/http', 'worker/keys/scopes.ts', 'worker/deployment', 'worker/run-object', 'worker/waits', 'worker/outbox'],
     // Routes may use any room (but the console's, which app.ts mounts).
     'worker/routes': [
       ...BELOW_WORKER,

@@ -16,6 +16,7 @@ import { triggerRoutes } from './routes/triggers.ts';
 import { checkPathEncoding } from './http/request-path.ts';
 import { consoleRoutes } from './console/routes.tsx';
 import { noSniff } from './http/nosniff.ts';
+import { mcpRoutes } from './mcp/mcp-routes.ts';
 
 /** Builds the app. */
 export function createApp(): Hono<{ Bindings: Env }> {
@@ -41,6 +42,7 @@ export function createApp(): Hono<{ Bindings: Env }> {
   app.route('/', replayRoutes);
   app.route('/', hookRoutes);
   app.route('/', triggerRoutes);
+  app.route('/', mcpRoutes);
   app.route('/', consoleRoutes);
   app.notFound((c) => {
     const path = c.req.path.length > 200 ? `${c.req.path.slice(0, 200)}...` : c.req.path;

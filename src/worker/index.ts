@@ -8,6 +8,7 @@ import { createApp } from './app.ts';
 import { withOAuth } from './oauth/oauth-worker.ts';
 
 export { RunObject } from './run-object/run-object.ts';
+export { McpSession } from './mcp/mcp-session.ts';
 
 /** The Worker's fetch handler. */
 export default withOAuth(createApp());

@@ -17,6 +17,7 @@ import type { Operator } from '../../../src/host/operator.ts';
 import type { KvNamespace } from '../../../src/worker/platform-types.ts';
 import { createApp } from '../../../src/worker/app.ts';
 import { RunObject as WorkerRunObject } from '../../../src/worker/run-object/run-object.ts';
+export { McpSession } from '../../../src/worker/mcp/mcp-session.ts';
 import { dropIsolatePlatform, isolatePlatform } from '../../../src/worker/workerd-lua/lua-platform.ts';
 import { abandonEarlierExecution } from '../../../src/worker/run-object/live-run.ts';
 import { replaceDeploymentConfig } from '../../../src/worker/deployment/deployment.ts';

@@ -18,8 +18,9 @@ import { isolatePlatform } from '../../../src/worker/workerd-lua/lua-platform.ts
 import { runLoop, runTour, runTrios } from '../engine-scenario.ts';
 import { measureFanout } from '../../../bench/worker-fanout.ts';
 
-// wrangler.toml binds the run Durable Object, so the bundle built with it must export the class.
+// wrangler.toml binds the run and MCP session Durable Objects, so the bundle built with it must export the classes.
 export { RunObject } from '../../../src/worker/run-object/run-object.ts';
+export { McpSession } from '../../../src/worker/mcp/mcp-session.ts';
 
 let firstFactory: LuaFactory | undefined;
 

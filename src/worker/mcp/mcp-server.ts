@@ -1,0 +1,67 @@
+/**
+ * The MCP server of one caller (the SDK's low-level `Server`: the tools are the deployed
+ * prompts, known only per request): `tools/list` lists the prompts the caller may run,
+ * `tools/call` runs one (tool-call.ts), and run files are resources (run-resources.ts).
+ * One definition serves both eras: a fresh instance per request for 2026-07-28
+ * (createMcpHandler), one per session for 2025-11-25 (mcp-session.ts), where the SDK's
+ * legacy shim turns an `input_required` answer into `elicitation/create` on the call's stream.
+ */
+import { ProtocolError, ProtocolErrorCode, Server, type ServerContext } from '@modelcontextprotocol/server';
+import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/server/validators/cf-worker';
+import type { Env } from '../env.ts';
+import { resultShaper } from './call-result.ts';
+import { forbidden, holds, principalId, startScope, type Principal } from './mcp-caller.ts';
+import { askStateCodec, type AskState } from './request-state.ts';
+import { servedTool, servedTools } from './served-tools.ts';
+import { callTool, invalidState } from './tool-call.ts';
+import { registerRunResources } from './run-resources.ts';
+
+/** The server's name and version, as `initialize` and `server/discover` give them. */
+export const SERVER_INFO = { name: 'runvil', version: '0.1.0' };
+
+/** A server for `principal`. */
+export async function mcpServer(env: Env, principal: Principal): Promise<Server> {
+  const codec = await askStateCodec(env, principalId(principal));
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: {}, resources: {} },
+    jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
+    ...(codec ? { requestState: { verify: (state: string, ctx: ServerContext) => codec.verify(state, ctx) } } : {}),
+  });
+
+  server.setRequestHandler('tools/list', async () => {
+    const { served } = await servedTools(env.RUNVIL_KV);
+    return {
+      tools: served
+        .filter((tool) => holds(principal, startScope(tool.prompt)))
+        .map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })),
+    };
+  });
+
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    const name = request.params.name;
+    const tool = await servedTool(env.RUNVIL_KV, name);
+    if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    const scope = startScope(tool.prompt);
+    if (!holds(principal, scope)) throw forbidden(scope);
+    const clientName = server.getClientVersion()?.name;
+    return callTool({
+      env,
+      tool,
+      args: request.params.arguments,
+      state: stateOf(ctx, codec !== null),
+      responses: ctx.mcpReq.inputResponses,
+      answeredBy: clientName ? `mcp:${clientName}` : 'mcp',
+      shape: resultShaper({ env, tool: tool.name, canElicit: server.getClientCapabilities()?.elicitation !== undefined, codec, ctx }),
+    });
+  });
+
+  registerRunResources(server, env, principal);
+  return server;
+}
+
+/** The verified request state of a retry; without a codec to verify it, a state continues nothing. */
+function stateOf(ctx: ServerContext, verified: boolean): AskState | undefined {
+  const state = ctx.mcpReq.requestState<AskState>();
+  if (state !== undefined && !verified) throw invalidState();
+  return state;
+}

@@ -1,0 +1,78 @@
+/**
+ * `tools/call`: a call without a request state starts a run of the tool's prompt (as
+ * `POST /prompts/:name/runs` does, args checked the same way) and waits for it, bounded by
+ * the request; a retry that carries a request state answers the ask it names (as `POST
+ * /runs/:id/asks/:ask_id` does, through the run object: first answer wins) and continues
+ * that run; it never starts another. The run as it then stands is the call's result
+ * (call-result.ts).
+ */
+import { inputResponse, ProtocolError, ProtocolErrorCode, type CallToolResult, type InputRequiredResult } from '@modelcontextprotocol/server';
+import type { Json } from '../../json/json.ts';
+import type { Env } from '../env.ts';
+import { ApiError } from '../http/http-error.ts';
+import { runObject } from '../run-object/run-ids.ts';
+import { startRun } from '../run-object/start-run.ts';
+import type { ObjectView } from '../run-object/run-view.ts';
+import { answerOf, askKey } from './ask-question.ts';
+import { errorResult, type ResultShaper } from './call-result.ts';
+import type { AskState } from './request-state.ts';
+import type { ServedTool } from './served-tools.ts';
+
+/** How long a call waits for its run to stop running before it answers with the run as it stands. */
+export const CALL_WAIT_MS = 30_000;
+
+/** What a call is made with. */
+export interface ToolCall {
+  env: Env;
+  tool: ServedTool;
+  args: { [name: string]: unknown } | undefined;
+  /** The verified request state of a retry, if any. */
+  state: AskState | undefined;
+  /** The retry's `inputResponses` (untrusted). */
+  responses: Record<string, unknown> | undefined;
+  /** `answered_by` of an answer this call gives: `mcp:<client name>`, else `mcp`. */
+  answeredBy: string;
+  /** Turns the run as it stands into the call's result. */
+  shape: ResultShaper;
+}
+
+/** The error a request state that names nothing this call may continue gets: the protocol's, as the SDK words it. */
+export function invalidState(): ProtocolError {
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid or expired requestState', { reason: 'invalid_request_state' });
+}
+
+/** Performs a call. */
+export async function callTool(call: ToolCall): Promise<CallToolResult | InputRequiredResult> {
+  if (call.state !== undefined) return continueRun(call, call.state);
+  let started: { view: ObjectView };
+  try {
+    started = await startRun(call.env, { prompt: call.tool.prompt, args: (call.args ?? {}) as { [name: string]: Json }, waitMs: CALL_WAIT_MS });
+  } catch (error) {
+    // The args do not fit the prompt (400, naming the arg): the caller's model can correct them.
+    if (error instanceof ApiError && error.status === 400) return errorResult(error.message);
+    throw error;
+  }
+  return call.shape(started.view);
+}
+
+async function continueRun(call: ToolCall, state: AskState): Promise<CallToolResult | InputRequiredResult> {
+  // A state minted for another tool's call is another run's: it continues nothing here.
+  if (state.tool !== call.tool.name) throw invalidState();
+  const run = runObject(call.env, state.run);
+  // Replayed, or answered elsewhere first (first answer wins): the ask is no longer pending.
+  const view = await run.view();
+  if (view === null || !view.pending.some((entry) => entry.kind === 'ask' && entry.ask_id === state.ask)) throw invalidState();
+  const response = inputResponse(call.responses, askKey(state.ask));
+  if (response.kind !== 'elicit' || response.action !== 'accept') {
+    // Declined or cancelled: nothing is answered, the ask stays pending for the inbox.
+    if (response.kind === 'elicit') return call.shape(view, { declined: state.ask });
+    return call.shape(view);
+  }
+  const answer = answerOf(response.content);
+  if (!answer.ok) throw new ProtocolError(ProtocolErrorCode.InvalidParams, answer.message);
+  const outcome = await run.answer(state.ask, answer.answer, call.answeredBy, { waitMs: CALL_WAIT_MS });
+  if (outcome.ok) return call.shape(outcome.view);
+  if (outcome.reason === 'not-a-choice') throw new ProtocolError(ProtocolErrorCode.InvalidParams, outcome.message, { choices: outcome.choices ?? [] });
+  // Taken (answered elsewhere first, or this state replayed), expired, closed, or its run ended.
+  throw invalidState();
+}
