@@ -53,7 +53,10 @@ export function Layout(props: { view: ConsoleView; title: string; data?: Record<
         <section id="token-gate" class="gate" hidden>
           <form id="token-form">
             <h2>API token</h2>
-            <p>The console calls this deployment's API with its token (RUNVIL_API_TOKEN). It is kept in this tab only, until the tab closes.</p>
+            <p>
+              The console calls this deployment's API with its token (RUNVIL_API_TOKEN), or a key (a key with the scope runs:read makes it read-only). It is
+              kept in this tab only, until the tab closes.
+            </p>
             <p id="token-problem" class="problem" role="alert" hidden></p>
             <label>
               Token <input type="password" name="token" id="token-input" autocomplete="off" required />
@@ -63,6 +66,7 @@ export function Layout(props: { view: ConsoleView; title: string; data?: Record<
         </section>
         <main id="main" hidden>
           <p id="notice" class="problem" role="alert" hidden></p>
+          <p id="read-only" class="muted" role="status" hidden></p>
           {props.children}
         </main>
         <noscript>The console needs JavaScript: it reads the API with your token, in the browser.</noscript>

@@ -151,7 +151,7 @@ export function PromptsPage() {
         </thead>
         <tbody id="prompts-body"></tbody>
       </table>
-      <section>
+      <section id="upload-section">
         <h2>Upload a prompt</h2>
         <form id="upload-form" class="upload">
           <label>

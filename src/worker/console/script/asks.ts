@@ -16,6 +16,10 @@ export const ASKS = String.raw`  // ---- Asks: the question, choices as buttons,
     if (ask.task && ask.task !== '0') add(meta, [' · task ' + ask.task]);
     card.appendChild(meta);
     card.appendChild(h('p', { class: 'question', text: ask.question === null || ask.question === undefined ? '(no question: the run waits for your next message)' : ask.question }));
+    if (!can('asks:answer:' + ask.prompt)) {
+      card.appendChild(h('p', { class: 'muted read-only', text: 'This key may not answer asks of ' + ask.prompt + ' (it needs asks:answer:' + ask.prompt + ').' }));
+      return card;
+    }
     var problem = h('p', { class: 'problem', role: 'alert', hidden: true });
     var form = h('form', { class: 'answer' });
     function send(answer) {

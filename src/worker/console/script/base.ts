@@ -144,6 +144,29 @@ export const BASE = String.raw`'use strict';
     aborts = [];
   }
 
+  // ---- What the token may do (GET /whoami): the root all; a key its scopes, as keys/scopes.ts
+  // reads them. The server decides every request itself; this only leaves out the buttons a
+  // key could not use, and says the console is read-only when it can change nothing.
+  var principal = null;
+  function can(scope) {
+    if (!principal || principal.kind === 'root') return true;
+    var held = principal.scopes || [];
+    if (held.indexOf('admin') >= 0 || held.indexOf(scope) >= 0) return true;
+    var family = scope.split(':').slice(0, 2).join(':');
+    return (family === 'runs:start' || family === 'asks:answer') && held.indexOf(family + ':*') >= 0;
+  }
+  function changesNothing() {
+    var held = principal && principal.kind !== 'root' ? principal.scopes || [] : null;
+    return held !== null && held.every(function (scope) { return scope === 'runs:read'; });
+  }
+  async function loadPrincipal() {
+    principal = await api('GET', '/whoami');
+    var notice = $('read-only');
+    notice.hidden = !changesNothing();
+    notice.textContent = notice.hidden ? '' : 'Read-only: this key (' + principal.name + ') has the scope runs:read, so the console shows runs, asks and prompts but cannot answer asks, start or cancel runs, or upload prompts.';
+    body.toggleAttribute('data-read-only', !notice.hidden);
+  }
+
   // ---- The token: asked once, kept for this tab; a refused one is asked again.
   function showGate(problem) {
     $('main').hidden = true;

@@ -37,6 +37,7 @@ export const PROMPTS = String.raw`  // ---- Prompts: the list, a prompt's source
         ]));
       });
     }
+    $('upload-section').hidden = !can('prompts:write');
     $('upload-file').addEventListener('change', function () {
       var file = this.files && this.files[0];
       if (!file) return;
@@ -105,6 +106,8 @@ export const PROMPTS = String.raw`  // ---- Prompts: the list, a prompt's source
         outcome.textContent = messageOf(error);
       });
     });
+    // A form's display is the stylesheet's, which the hidden attribute does not win over: gone, rather.
+    if (!can('runs:start:' + name)) $('start-form').remove();
     body.setAttribute('data-ready', '');
   }
 

@@ -49,7 +49,7 @@ export const RUN = String.raw`  // ---- A run: outcome, asks, conversation, tool
           h('strong', { class: 'mono', text: call.tool }), ' waits for its service, called ', timeEl(call.called_at), ', deadline ', timeEl(call.deadline),
         ]));
       });
-      $('cancel-run').hidden = !!FINAL[runView.status];
+      $('cancel-run').hidden = !!FINAL[runView.status] || !can('runs:start:' + runView.prompt);
       body.setAttribute('data-status', runView.status);
     }
     async function refresh() {

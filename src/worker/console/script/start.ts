@@ -12,7 +12,8 @@ export const START = String.raw`  var VIEWS = { runs: runsView, run: runView, in
     $('token-gate').hidden = true;
     $('main').hidden = false;
     var open = VIEWS[view];
-    if (open) open().catch(report);
+    // What the token may do first: a view leaves out what the token could not use.
+    loadPrincipal().then(function () { if (open) return open(); }).catch(report);
     refreshInboxCount().catch(report);
     every(10000, refreshInboxCount);
     timers.push(setInterval(tickTimes, 15000));
