@@ -28,6 +28,9 @@ export interface ShapingContext {
   ctx: ServerContext;
 }
 
+/** The `_meta` key under which every result of a run names the run (GET /runs/:id, the console). */
+export const RUN_ID_META = 'dev.runvil/run_id';
+
 /** A tool error the caller's model reads: `isError`, with the message. */
 export function errorResult(message: string): CallToolResult {
   return { content: [{ type: 'text', text: message }], isError: true };
@@ -36,20 +39,21 @@ export function errorResult(message: string): CallToolResult {
 /** The shaper of a call. */
 export function resultShaper(context: ShapingContext): ResultShaper {
   return async (view, options = {}) => {
+    const _meta = { [RUN_ID_META]: view.run_id };
     switch (view.status) {
       case 'completed':
-        return completedResult(view.result ?? '');
+        return { ...completedResult(view.result ?? ''), _meta };
       case 'failed':
-        return errorResult(view.error?.message ?? 'the run failed');
+        return { ...errorResult(view.error?.message ?? 'the run failed'), _meta };
       case 'cancelled':
-        return errorResult(`the run was cancelled${view.error ? `: ${view.error.message}` : ''}`);
+        return { ...errorResult(`the run was cancelled${view.error ? `: ${view.error.message}` : ''}`), _meta };
       default: {
         const ask = view.pending.find((entry): entry is AskInfo => entry.kind === 'ask');
         if (ask && context.canElicit && context.codec && ask.ask_id !== options.declined) {
           const requestState = await context.codec.mint({ run: view.run_id, ask: ask.ask_id, tool: context.tool, expires: ask.expires_at }, context.ctx);
           return inputRequired({ inputRequests: { [askKey(ask.ask_id)]: inputRequired.elicit(elicitationOf(ask)) }, requestState });
         }
-        return pendingResult(await publicView(context.env, view));
+        return { ...pendingResult(await publicView(context.env, view)), _meta };
       }
     }
   };
