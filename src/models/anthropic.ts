@@ -1,11 +1,14 @@
 /**
  * The `anthropic` provider: the Messages API (`POST {base_url}/v1/messages`). The system
  * prompt travels apart from the messages, tool calls are `tool_use` blocks and tool
- * results `tool_result` blocks of one user message.
+ * results `tool_result` blocks of one user message. A round with a delta listener is
+ * streamed (stream/anthropic-stream.ts).
  */
 import type { Json } from '../json/json.ts';
 import { postJson, shapeFailure, type RoundOptions } from './http-round.ts';
-import type { MessageRecord, ModelProvider, ModelRequest } from './provider.ts';
+import type { MessageRecord, ModelOutcome, ModelProvider, ModelRequest } from './provider.ts';
+import { anthropicStream } from './stream/anthropic-stream.ts';
+import { postStream } from './stream/stream-round.ts';
 import { isRecord, originOf, sameOrigin, stringField, tokenUsage, trimBase } from './wire-values.ts';
 
 /** Anthropic's API root, the default `base_url` (without `/v1`). */
@@ -34,43 +37,53 @@ export function anthropicProvider(options: AnthropicOptions = {}): ModelProvider
   const hostBase = trimBase(options.baseUrl ?? ANTHROPIC_BASE_URL);
   const secrets = options.apiKey ? [options.apiKey] : [];
   return {
-    async round(request, signal) {
+    async round(request, signal, onDelta) {
       const base = trimBase(request.config.base_url ?? hostBase);
       const model = request.config.model ?? ANTHROPIC_DEFAULT_MODEL;
       const keyGoes = options.apiKey !== undefined && sameOrigin(base, hostBase);
-      const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', 'anthropic-version': ANTHROPIC_VERSION };
-      if (keyGoes) headers['x-api-key'] = options.apiKey!;
-      const answer = await postJson(
-        {
-          provider: 'anthropic',
-          model,
-          url: `${base}/v1/messages`,
-          headers,
-          body: anthropicBody(request, model),
-          secrets,
-          ...(options.apiKey && !keyGoes ? { authHint: `ANTHROPIC_API_KEY is only sent to ${originOf(hostBase)}` } : {}),
-        },
-        options.round,
-        signal,
-      );
-      if (!answer.ok) return answer;
-      const content = isRecord(answer.json) ? answer.json.content : undefined;
-      if (!Array.isArray(content) || content.length === 0) return shapeFailure('anthropic', 'the reply has no content blocks', answer, secrets);
-      const blocks = content.filter(isRecord);
-      const usage = isRecord(answer.json) && isRecord(answer.json.usage) ? answer.json.usage : {};
-      return {
-        ok: true,
-        reply: {
-          content: blocks
-            .filter((block) => block.type === 'text')
-            .map((block) => stringField(block, 'text'))
-            .join(''),
-          tool_calls: blocks
-            .filter((block) => block.type === 'tool_use')
-            .map((block) => ({ id: stringField(block, 'id'), name: stringField(block, 'name'), arguments: (block.input ?? {}) as Json })),
-          ...tokenUsage(usage.input_tokens, usage.output_tokens),
-        },
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        accept: onDelta ? 'text/event-stream' : 'application/json',
+        'anthropic-version': ANTHROPIC_VERSION,
       };
+      if (keyGoes) headers['x-api-key'] = options.apiKey!;
+      const post = {
+        provider: 'anthropic',
+        model,
+        url: `${base}/v1/messages`,
+        headers,
+        body: anthropicBody(request, model),
+        secrets,
+        ...(options.apiKey && !keyGoes ? { authHint: `ANTHROPIC_API_KEY is only sent to ${originOf(hostBase)}` } : {}),
+      };
+      if (onDelta) {
+        const streamed = { ...post, body: { ...post.body, stream: true } };
+        return postStream(streamed, { stream: anthropicStream, whole: (answer) => anthropicReply(answer, secrets) }, onDelta, options.round, signal);
+      }
+      const answer = await postJson(post, options.round, signal);
+      if (!answer.ok) return answer;
+      return anthropicReply(answer, secrets);
+    },
+  };
+}
+
+/** A Messages API reply: its text blocks joined, its `tool_use` blocks as calls, and the usage. */
+export function anthropicReply(answer: { status: number; json: unknown; text: string }, secrets: readonly string[]): ModelOutcome {
+  const content = isRecord(answer.json) ? answer.json.content : undefined;
+  if (!Array.isArray(content) || content.length === 0) return shapeFailure('anthropic', 'the reply has no content blocks', answer, secrets);
+  const blocks = content.filter(isRecord);
+  const usage = isRecord(answer.json) && isRecord(answer.json.usage) ? answer.json.usage : {};
+  return {
+    ok: true,
+    reply: {
+      content: blocks
+        .filter((block) => block.type === 'text')
+        .map((block) => stringField(block, 'text'))
+        .join(''),
+      tool_calls: blocks
+        .filter((block) => block.type === 'tool_use')
+        .map((block) => ({ id: stringField(block, 'id'), name: stringField(block, 'name'), arguments: (block.input ?? {}) as Json })),
+      ...tokenUsage(usage.input_tokens, usage.output_tokens),
     },
   };
 }

@@ -76,7 +76,14 @@ export function modelDirectory(
   const providers: Record<ProviderName, ModelProvider | null> = {
     openai: openAiProvider({ baseUrl: openaiBase, round, ...(openaiKey ? { apiKey: openaiKey } : {}) }),
     anthropic: anthropicProvider({ baseUrl: anthropicBase, round, ...(anthropicKey ? { apiKey: anthropicKey } : {}) }),
-    'workers-ai': bindings.ai ? workersAiProvider({ binding: bindings.ai, ...(round.timeoutMs !== undefined ? { timeoutMs: round.timeoutMs } : {}) }) : null,
+    'workers-ai': bindings.ai
+      ? workersAiProvider({
+          binding: bindings.ai,
+          ...(round.timeoutMs !== undefined ? { timeoutMs: round.timeoutMs } : {}),
+          ...(round.idleMs !== undefined ? { idleMs: round.idleMs } : {}),
+          ...(round.maxStreamBytes !== undefined ? { maxStreamBytes: round.maxStreamBytes } : {}),
+        })
+      : null,
   };
   const fallback = hostDefault(read(MODEL_ENV.defaultModel), { openai: !!openaiKey, anthropic: !!anthropicKey, 'workers-ai': !!bindings.ai });
 
@@ -105,7 +112,7 @@ export function modelDirectory(
       const problem = missing(chosen, role);
       if (problem) return options.unconfiguredHint ? `${problem}; ${options.unconfiguredHint}` : problem;
       const inner = providers[chosen.provider]!;
-      return { round: (request, signal) => inner.round({ ...request, config: chosen }, signal) };
+      return { round: (request, signal, onDelta) => inner.round({ ...request, config: chosen }, signal, onDelta) };
     },
   };
 }

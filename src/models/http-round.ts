@@ -19,6 +19,10 @@ export interface RoundOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** The transport (default: the global `fetch`). */
   fetch?: typeof fetch;
+  /** A streamed reply's longest silence between two chunks (default 30 s). */
+  idleMs?: number;
+  /** The most bytes a streamed reply may send (default 8 MiB): past it the request is closed. */
+  maxStreamBytes?: number;
 }
 
 /** The default time limit of one attempt. */
@@ -56,7 +60,8 @@ export interface JsonPost {
 /** A JSON answer with its status and text (for excerpts), or the round's failure message. */
 export type PostOutcome = { ok: true; status: number; json: unknown; text: string } | { ok: false; message: string };
 
-type Attempt =
+/** How one attempt ended, before it is settled into an outcome. */
+export type Attempt =
   | { type: 'answer'; status: number; headers: Headers; text: string }
   | { type: 'cut'; status: number; text: string }
   | { type: 'network'; detail: string }
@@ -100,7 +105,7 @@ async function attemptOnce(post: JsonPost, body: string, options: RoundOptions, 
 }
 
 /** The body as text; when the stream breaks, what arrived before it did. */
-async function readText(response: Response): Promise<{ ok: boolean; text: string }> {
+export async function readText(response: Response): Promise<{ ok: boolean; text: string }> {
   if (!response.body) return { ok: true, text: '' };
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
@@ -116,13 +121,14 @@ async function readText(response: Response): Promise<{ ok: boolean; text: string
   }
 }
 
-function retryable(attempt: Attempt): boolean {
+/** Whether an attempt that ended so may pass when tried again. */
+export function retryable(attempt: Attempt): boolean {
   if (attempt.type === 'answer') return attempt.status === 429 || attempt.status >= 500;
   return attempt.type !== 'cancelled';
 }
 
 /** The wait a 429 or 503 asks for: `retry-after-ms`, or `retry-after` in seconds or as a date. */
-function retryAfterMs(headers: Headers): number | null {
+export function retryAfterMs(headers: Headers): number | null {
   const ms = Number(headers.get('retry-after-ms') ?? NaN);
   if (Number.isFinite(ms) && ms >= 0) return ms;
   const value = headers.get('retry-after')?.trim();
@@ -132,7 +138,8 @@ function retryAfterMs(headers: Headers): number | null {
   return Number.isNaN(date) ? null : Math.max(0, date - Date.now());
 }
 
-function settle(post: JsonPost, attempt: Exclude<Attempt, { type: 'cancelled' }>, attempts: number, options: RoundOptions): PostOutcome {
+/** An attempt's outcome: its failure message, or its body read as JSON. */
+export function settle(post: JsonPost, attempt: Exclude<Attempt, { type: 'cancelled' }>, attempts: number, options: RoundOptions): PostOutcome {
   const tries = attempts > 1 ? `, after ${attempts} attempts` : '';
   const fail = (what: string, status: string, text?: string) =>
     ({ ok: false, message: `${post.provider}: ${what} (${status}${tries})${text === undefined ? '' : `: ${excerpt(text, post.secrets)}`}` }) as const;
@@ -196,7 +203,8 @@ function looksCut(text: string): boolean {
   return inString || depth > 0;
 }
 
-function errorText(error: unknown): string {
+/** An error as text, with the reason Node's fetch keeps in `cause`. */
+export function errorText(error: unknown): string {
   // Node's fetch says "fetch failed" and keeps the reason (ECONNREFUSED ...) in `cause`.
   const cause = (error as { cause?: unknown })?.cause;
   const parts = [error instanceof Error ? error.message : String(error)];

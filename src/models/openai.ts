@@ -1,11 +1,13 @@
 /**
  * The `openai` provider: the Chat Completions wire format (`POST {base_url}/chat/completions`),
  * which OpenAI, Workers AI's OpenAI-compatible endpoint, vLLM, Ollama, OpenRouter and other
- * compatible servers speak.
+ * compatible servers speak. A round with a delta listener is streamed (stream/openai-stream.ts).
  */
 import type { Json } from '../json/json.ts';
 import { postJson, shapeFailure, type RoundOptions } from './http-round.ts';
 import type { MessageRecord, ModelOutcome, ModelProvider, ModelReply, ModelRequest } from './provider.ts';
+import { openAiStream } from './stream/openai-stream.ts';
+import { postStream } from './stream/stream-round.ts';
 import { argumentsText, isRecord, originOf, sameOrigin, stringField, tokenUsage, toolArguments, trimBase } from './wire-values.ts';
 
 /** OpenAI's API root, the default `base_url`. */
@@ -28,26 +30,27 @@ export function openAiProvider(options: OpenAiOptions = {}): ModelProvider {
   const hostBase = trimBase(options.baseUrl ?? OPENAI_BASE_URL);
   const secrets = options.apiKey ? [options.apiKey] : [];
   return {
-    async round(request, signal) {
+    async round(request, signal, onDelta) {
       const base = trimBase(request.config.base_url ?? hostBase);
       const model = request.config.model ?? OPENAI_DEFAULT_MODEL;
       // A prompt chooses its base_url; the Host's key only goes where the Host's environment points.
       const keyGoes = options.apiKey !== undefined && sameOrigin(base, hostBase);
-      const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+      const headers: Record<string, string> = { 'content-type': 'application/json', accept: onDelta ? 'text/event-stream' : 'application/json' };
       if (keyGoes) headers.authorization = `Bearer ${options.apiKey}`;
-      const answer = await postJson(
-        {
-          provider: 'openai',
-          model,
-          url: `${base}/chat/completions`,
-          headers,
-          body: openAiBody(request, model),
-          secrets,
-          ...(options.apiKey && !keyGoes ? { authHint: `OPENAI_API_KEY is only sent to ${originOf(hostBase)}` } : {}),
-        },
-        options.round,
-        signal,
-      );
+      const post = {
+        provider: 'openai',
+        model,
+        url: `${base}/chat/completions`,
+        headers,
+        body: openAiBody(request, model),
+        secrets,
+        ...(options.apiKey && !keyGoes ? { authHint: `OPENAI_API_KEY is only sent to ${originOf(hostBase)}` } : {}),
+      };
+      if (onDelta) {
+        const streamed = { ...post, body: { ...post.body, stream: true, stream_options: { include_usage: true } } };
+        return postStream(streamed, { stream: openAiStream, whole: (answer) => openAiReply('openai', answer, secrets) }, onDelta, options.round, signal);
+      }
+      const answer = await postJson(post, options.round, signal);
       if (!answer.ok) return answer;
       return openAiReply('openai', answer, secrets);
     },

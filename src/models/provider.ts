@@ -50,7 +50,26 @@ export interface ModelReply {
 /** A round's outcome: a reply, or a Model-kind failure. */
 export type ModelOutcome = { ok: true; reply: ModelReply } | { ok: false; message: string };
 
+/**
+ * What a streamed round reports as its reply arrives: a piece of its text, in order. A round
+ * sent again after part of its text had arrived (the round's retry, after a stream cut in
+ * the middle) first reports `{ text: '', restart: true }`: the text reported so far for this
+ * round is void, and what follows is the new attempt's text from its start. The text of a
+ * round's pieces since its last restart is the reply's `content`.
+ */
+export interface ReplyDelta {
+  text: string;
+  restart?: true;
+}
+
+/** Told each piece of a streamed round's text as it arrives (see ReplyDelta). */
+export type DeltaListener = (delta: ReplyDelta) => void;
+
 /** Talks to one kind of model. */
 export interface ModelProvider {
-  round(request: ModelRequest, signal?: AbortSignal): Promise<ModelOutcome>;
+  /**
+   * Sends one round. With `onDelta`, a provider that can stream asks for the reply as a stream
+   * and reports its text as it arrives; the outcome is the same reply either way.
+   */
+  round(request: ModelRequest, signal?: AbortSignal, onDelta?: DeltaListener): Promise<ModelOutcome>;
 }

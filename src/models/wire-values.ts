@@ -3,7 +3,7 @@
  * Engine checks the reply as a whole (src/engine/model-reply.ts); these only translate.
  */
 import type { Json } from '../json/json.ts';
-import type { ModelReply } from './provider.ts';
+import type { ModelReply, ToolCall } from './provider.ts';
 
 /** A JSON object (not an array, not null). */
 export function isRecord(value: unknown): value is Record<string, unknown> {
@@ -59,4 +59,9 @@ export function originOf(url: string): string {
 /** Whether two addresses share scheme, host and port (a key only goes where the Host sends it). */
 export function sameOrigin(a: string, b: string): boolean {
   return originOf(a) === originOf(b);
+}
+
+/** Ids for calls that came without one: `call_1`, `call_2`, ... by place in the reply, so a replay reads the same. */
+export function withIds(calls: ToolCall[]): ToolCall[] {
+  return calls.map((call, index) => (call.id.trim() === '' ? { ...call, id: `call_${index + 1}` } : call));
 }

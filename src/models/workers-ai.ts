@@ -1,13 +1,17 @@
 /**
  * The `workers-ai` provider: the Workers `AI` binding (`env.AI.run(model, { messages, tools })`)
  * when the Engine runs in a Worker. Models answer `{ response, tool_calls: [{ name, arguments }] }`
- * (tool calls without ids) or the OpenAI-compatible `{ choices: [{ message }] }`.
+ * (tool calls without ids) or the OpenAI-compatible `{ choices: [{ message }] }`. A round with a
+ * delta listener asks for the binding's stream (stream/workers-ai-stream.ts); the binding
+ * is not retried, streamed or not.
  */
 import type { Json } from '../json/json.ts';
 import { DEFAULT_TIMEOUT_MS, durationText, excerpt } from './http-round.ts';
 import { openAiMessageReply } from './openai.ts';
 import type { MessageRecord, ModelOutcome, ModelProvider, ModelRequest, ToolCall } from './provider.ts';
-import { argumentsText, isRecord, tokenUsage, toolArguments } from './wire-values.ts';
+import { DEFAULT_IDLE_MS, DEFAULT_MAX_STREAM_BYTES, readReplyStream } from './stream/sse-read.ts';
+import { workersAiStream } from './stream/workers-ai-stream.ts';
+import { argumentsText, isRecord, tokenUsage, toolArguments, withIds } from './wire-values.ts';
 
 /** The part of the Workers `Ai` binding a round uses (typed here so no workers-types global is needed). */
 export interface AiBinding {
@@ -20,8 +24,12 @@ export const WORKERS_AI_DEFAULT_MODEL = '@cf/meta/llama-3.3-70b-instruct-fp8-fas
 /** What a `workers-ai` provider is built with. */
 export interface WorkersAiOptions {
   binding: AiBinding;
-  /** How long one round may take (default 60 s). */
+  /** How long one round may take (default 60 s), a stream's reading included. */
   timeoutMs?: number;
+  /** A streamed reply's longest silence between two chunks (default 30 s). */
+  idleMs?: number;
+  /** The most bytes a streamed reply may send (default 8 MiB): past it the stream is cancelled. */
+  maxStreamBytes?: number;
 }
 
 const PROVIDER = 'workers-ai';
@@ -30,17 +38,33 @@ const PROVIDER = 'workers-ai';
 export function workersAiProvider(options: WorkersAiOptions): ModelProvider {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   return {
-    async round(request, signal) {
+    async round(request, signal, onDelta) {
       const model = request.config.model ?? WORKERS_AI_DEFAULT_MODEL;
+      // The time limit covers the whole round, a stream's reading included.
+      const timeout = AbortSignal.timeout(timeoutMs);
+      const stop = signal ? AbortSignal.any([signal, timeout]) : timeout;
       let output: unknown;
       try {
-        output = await withTimeout(options.binding.run(model, workersAiInputs(request)), timeoutMs, signal);
+        const inputs = workersAiInputs(request);
+        output = await withTimeout(options.binding.run(model, onDelta ? { ...inputs, stream: true } : inputs), timeoutMs, signal);
       } catch (error) {
         if (error === TIMED_OUT) return fail(`no answer from model ${JSON.stringify(model)} within ${durationText(timeoutMs)}`);
         if (signal?.aborted) return fail('the round was cancelled');
         return fail(`the binding failed for model ${JSON.stringify(model)}`, error instanceof Error ? error.message : String(error));
       }
-      return workersAiReply(output);
+      if (!onDelta) return workersAiReply(output);
+      if (!(output instanceof ReadableStream)) {
+        // A model that answers at once: its text is one piece.
+        const whole = workersAiReply(output);
+        if (whole.ok && whole.reply.content !== '') onDelta({ text: whole.reply.content });
+        return whole;
+      }
+      const bounds = { idleMs: options.idleMs ?? DEFAULT_IDLE_MS, maxBytes: options.maxStreamBytes ?? DEFAULT_MAX_STREAM_BYTES, signal: stop };
+      const read = await readReplyStream(output as ReadableStream<Uint8Array>, workersAiStream(), bounds, (text) => onDelta({ text }));
+      if (read.type === 'reply') return { ok: true, reply: read.reply };
+      if (read.type === 'failed') return fail(read.failure, read.detail);
+      if (signal?.aborted) return fail('the round was cancelled');
+      return fail(`the stream of model ${JSON.stringify(model)} did not end within ${durationText(timeoutMs)}`);
     },
   };
 }
@@ -108,11 +132,6 @@ function legacyCall(call: unknown): ToolCall {
   if (!isRecord(call)) return { id: '', name: '', arguments: {} };
   if (isRecord(call.function)) return openAiMessageReply({ tool_calls: [call] }).tool_calls[0]!;
   return { id: typeof call.id === 'string' ? call.id : '', name: typeof call.name === 'string' ? call.name : '', arguments: toolArguments(call.arguments) };
-}
-
-/** Ids for calls that came without one: `call_1`, `call_2`, ... by place in the reply, so a replay reads the same. */
-function withIds(calls: ToolCall[]): ToolCall[] {
-  return calls.map((call, index) => (call.id.trim() === '' ? { ...call, id: `call_${index + 1}` } : call));
 }
 
 /** The `response` field as text (JSON mode answers an object). */

@@ -1,0 +1,113 @@
+/**
+ * Reads a streamed reply's bytes as they arrive: decoded as UTF-8 across chunk boundaries,
+ * split into server-sent events by eventsource-parser (CRLF, LF or CR line ends, fields split
+ * anywhere), each event handed to the wire's parser, its text passed on at once. Bounded:
+ * the silence between two chunks, the bytes in all (counted as they arrive), and the caller's
+ * signal (the round cancelled, the attempt's time limit); whatever stops the reading cancels
+ * the body, so the rest is never read.
+ */
+import { createParser } from 'eventsource-parser';
+import { durationText } from '../http-round.ts';
+import type { ModelReply } from '../provider.ts';
+import { isFailure, type ReplyStream, type StreamFailure } from './reply-stream.ts';
+
+/** The bounds of one stream's reading. */
+export interface StreamBounds {
+  /** The longest silence between two chunks. */
+  idleMs: number;
+  /** The most bytes the stream may send. */
+  maxBytes: number;
+  /** Stops the reading (the round cancelled, the attempt's time limit). */
+  signal?: AbortSignal | undefined;
+}
+
+/** The default longest silence between two chunks. */
+export const DEFAULT_IDLE_MS = 30_000;
+
+/** The default most bytes of a streamed reply: 8 MiB, far past any reply's text and calls. */
+export const DEFAULT_MAX_STREAM_BYTES = 8 * 1024 * 1024;
+
+/** How the reading ended: the reply, a failure (and whether sending the round again may pass), or the signal. */
+export type StreamRead = { type: 'reply'; reply: ModelReply } | { type: 'failed'; failure: string; detail?: string; retry: boolean } | { type: 'interrupted' };
+
+/** Reads `body` through `wire`, telling `onText` each piece of text as it arrives. */
+export async function readReplyStream(
+  body: ReadableStream<Uint8Array>,
+  wire: ReplyStream,
+  bounds: StreamBounds,
+  onText: (text: string) => void,
+): Promise<StreamRead> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let bytes = 0;
+  let failure: StreamFailure | null = null;
+  const parser = createParser({
+    onEvent(event) {
+      if (failure !== null || wire.ended) return;
+      const taken = wire.take(event);
+      if (isFailure(taken)) failure = taken;
+      else if (taken !== '') onText(taken);
+    },
+  });
+  try {
+    for (;;) {
+      const next = await readWithin(reader, bounds.idleMs, bounds.signal);
+      if (next === 'interrupted') return { type: 'interrupted' };
+      if (next === 'idle') return { type: 'failed', failure: `the stream sent nothing for ${durationText(bounds.idleMs)}`, retry: true };
+      if (next === 'broken') return cut();
+      if (next.done) {
+        // The parser holds a last CR, which may yet be half of a CRLF; a line end after it settles
+        // that (after a stream that ends in LF or CRLF, it is one more blank line: nothing).
+        parser.feed(`${decoder.decode()}\n`);
+        break;
+      }
+      bytes += next.value.byteLength;
+      if (bytes > bounds.maxBytes)
+        return { type: 'failed', failure: `the stream sent more than ${bytesText(bounds.maxBytes)}, the most a reply may send`, retry: false };
+      parser.feed(decoder.decode(next.value, { stream: true }));
+      if (failure !== null || wire.ended) break;
+    }
+  } finally {
+    // After the end mark, a bound or a failure: the rest is not read (a no-op once it has ended).
+    reader.cancel().catch(() => undefined);
+  }
+  if (failure !== null) return { type: 'failed', ...(failure as StreamFailure), retry: false };
+  if (!wire.ended) return cut();
+  const reply = wire.reply();
+  if (isFailure(reply)) return { type: 'failed', ...reply, retry: false };
+  return { type: 'reply', reply };
+}
+
+function cut(): StreamRead {
+  return { type: 'failed', failure: 'the stream was cut off before its end', retry: true };
+}
+
+/** The next chunk; 'idle' after `idleMs` of silence, 'interrupted' when `signal` aborts, 'broken' when the stream errs. */
+function readWithin(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  idleMs: number,
+  signal: AbortSignal | undefined,
+): Promise<ReadableStreamReadResult<Uint8Array> | 'idle' | 'interrupted' | 'broken'> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve('interrupted');
+    let settled = false;
+    const timer = setTimeout(() => finish('idle'), idleMs);
+    const onAbort = () => finish('interrupted');
+    signal?.addEventListener('abort', onAbort, { once: true });
+    function finish(value: ReadableStreamReadResult<Uint8Array> | 'idle' | 'interrupted' | 'broken') {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      resolve(value);
+    }
+    reader.read().then(finish, () => finish(signal?.aborted ? 'interrupted' : 'broken'));
+  });
+}
+
+/** A byte count as a failure names it: `8 MiB`, `64 KiB`, `100 bytes`. */
+function bytesText(bytes: number): string {
+  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
