@@ -119,6 +119,26 @@ describe('GET /keys', () => {
   });
 });
 
+describe('last_used_at', () => {
+  it('is written at most once a minute per key, not on every request', async () => {
+    const made = await makeKey('busy-reader', ['runs:read']);
+    const lastUsed = async () =>
+      (await testEnv.RUNVIL_DB.prepare('SELECT last_used_at FROM keys WHERE id = ?1').bind(made.id).all<{ last_used_at: string | null }>()).results[0]!
+        .last_used_at;
+    const start = Date.now();
+    vi.useFakeTimers({ toFake: ['Date'], now: start });
+    await json(await call('GET', '/runs', { token: made.key }), 200);
+    const first = await lastUsed();
+    expect(first).toBe(new Date(start).toISOString());
+    vi.setSystemTime(start + 30_000);
+    await json(await call('GET', '/runs', { token: made.key }), 200);
+    expect(await lastUsed()).toBe(first);
+    vi.setSystemTime(start + 61_000);
+    await json(await call('GET', '/runs', { token: made.key }), 200);
+    expect(await lastUsed()).toBe(new Date(start + 61_000).toISOString());
+  });
+});
+
 describe('D1', () => {
   it("holds each key's SHA-256 digest and nothing of its text", async () => {
     const made = await makeKey('digest-only', ['admin']);
