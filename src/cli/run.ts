@@ -1,7 +1,8 @@
 /**
  * `runvil run PROMPT.md`: parses the prompt, checks its arguments, runs it on the local Host
  * (its models from the environment, or `--model`) or on the fixture Host with `--script FILE`,
- * and prints the result, or the error.
+ * and prints the result, or the error; each model step's text goes to standard error as it
+ * comes (step-text.ts), unless `--quiet`.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { MemoryCallLedger } from '../host/memory-call-ledger.ts';
@@ -23,6 +24,7 @@ import { cliPlatform, entryTimeLimit } from './platform.ts';
 import { argsFromCommandLine } from '../prompt/run-args.ts';
 import { formatError, readUserFile } from './prompt-file.ts';
 import { parseScriptFile, type Fixture } from './test-file.ts';
+import { stepTextPrinter } from './step-text.ts';
 import { commandLineOperator } from './terminal-operator.ts';
 import { RECORDED_RUN_ID, recordedStart, storeAfter } from './run-from.ts';
 import { checkFork, rebaseJournal } from '../host/fork.ts';
@@ -108,6 +110,8 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
     forked = { journal: checked.journal, store: storeAfter(checked.journal) };
   }
 
+  // A model step's text as it comes, unless only the result (--quiet) or one JSON object (--json) is wanted.
+  const stepText = command.quiet || (command.json && !command.events) ? null : stepTextPrinter(io, command.events);
   const outcome = await runOnHost(platform, host, {
     ...(runId !== undefined ? { runId } : {}),
     prompt,
@@ -115,7 +119,9 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
     ...(from ? { untrustedArgs: from.untrustedArgs } : {}),
     seed,
     ...(forked ? { journal: forked.journal, store: forked.store } : {}),
+    ...(stepText ? { onModelDelta: stepText.delta } : {}),
     onEvent: (event) => {
+      stepText?.event(event);
       operator.heard(event);
       io.event?.(event);
       if (command.events) io.err(`${JSON.stringify(event)}\n`);
@@ -128,7 +134,10 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
       io.err(`runvil: internal error: ${exceptionText(error)}\n`);
       return { status: 'failed', error: internalRunError(error), events: [], journal: [] };
     })
-    .finally(closeAll);
+    .finally(() => {
+      stepText?.end();
+      closeAll();
+    });
   report(withOperatorHint(outcome, operator.noTerminalHint()), command, io);
   return outcome.status === 'completed' ? 0 : 1;
 }

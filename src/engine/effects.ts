@@ -23,9 +23,11 @@ export type EffectRequest =
   /**
    * A model round. `digest` stands for the whole request in the journal; `request` (the
    * role, config, messages and tools the provider gets) is not journaled: a long
-   * conversation would make the journal grow with the square of its rounds.
+   * conversation would make the journal grow with the square of its rounds. `step`, the seq
+   * of the round's `model_turn_started` event, names the round in the deltas of its streamed
+   * reply (a side channel of the effect, never journaled: a replay makes none).
    */
-  | { op: 'model.round'; role: string; digest: string; readonly request: Json };
+  | { op: 'model.round'; role: string; digest: string; readonly request: Json; readonly step?: number };
 
 /**
  * What the journal keeps of a request: all of it, except a model round's `request`. Its

@@ -68,6 +68,11 @@ export class EventLog {
     this.listener?.(event);
   }
 
+  /** The seq of the last event made or counted (0 before the first). */
+  get last(): number {
+    return this.count;
+  }
+
   /** Every event so far, after the known ones. */
   all(): RunEvent[] {
     return this.events.slice();

@@ -5,7 +5,7 @@
 import type { ModelConfig } from '../prompt/types.ts';
 import type { Json } from '../json/json.ts';
 import { answered, failed, type EffectAnswer, type EffectContext, type EffectRequest, type Harness } from '../engine/effects.ts';
-import type { ModelDirectory, ModelProvider, ModelRequest } from '../models/provider.ts';
+import type { DeltaListener, ModelDirectory, ModelProvider, ModelRequest } from '../models/provider.ts';
 import type { Operator } from './operator.ts';
 import type { Pack, ServiceDirectory } from './pack.ts';
 import type { Recording } from './recording.ts';
@@ -29,6 +29,23 @@ export interface HarnessOptions {
   calls?: CallLedger;
   /** Catalog tool outputs to answer from before the Packs (a test file's `recorded:`). */
   recording?: Recording;
+  /** Told a model step's text as it arrives; with it, the providers that can stream do. */
+  onModelDelta?: (delta: ModelDelta) => void;
+}
+
+/**
+ * A piece of a model step's text as it arrives: `step` is the seq of the round's
+ * `model_turn_started` event, `task` the chain whose round it is. A side channel of the
+ * round's effect, never journaled: a replay answers the round from the journal and makes
+ * none. `restart: true` (with text '') says the provider sent the round again after part of
+ * its text had arrived: the step's text so far is void (provider.ts's ReplyDelta).
+ */
+export interface ModelDelta {
+  type: 'model_delta';
+  step: number;
+  task: string;
+  text: string;
+  restart?: true;
 }
 
 /** Builds the Harness of one run. */
@@ -56,7 +73,9 @@ export function createHarness(options: HarnessOptions): Harness {
         case 'tool.call':
           return options.recording?.answer(effect.chain, request) ?? callTool(options, request.tool, request.args, { chain: effect.chain, seq: effect.seq });
         case 'model.round':
-          return options.recording?.reply(effect.chain) ?? modelRound(options, request.role, request.request);
+          return (
+            options.recording?.reply(effect.chain) ?? modelRound(options, request.role, request.request, deltaListener(options, request.step, effect.chain))
+          );
       }
     },
   };
@@ -89,12 +108,23 @@ async function callTool(options: HarnessOptions, tool: string, args: Json, effec
   }
 }
 
-async function modelRound(options: HarnessOptions, role: string, request: Json): Promise<EffectAnswer> {
+async function modelRound(options: HarnessOptions, role: string, request: Json, onDelta: DeltaListener | undefined): Promise<EffectAnswer> {
   const round = request as unknown as ModelRequest;
   const provider = options.models.provider(round.config, role);
   if (typeof provider === 'string') return failed('model', provider);
-  const outcome = await provider.round(round, options.signal);
+  const outcome = await provider.round(round, options.signal, onDelta);
   return outcome.ok ? answered(outcome.reply as unknown as Json) : failed('model', outcome.message);
+}
+
+/** The provider's delta listener of a round, when the run has a listener for its deltas. */
+function deltaListener(options: HarnessOptions, step: number | undefined, task: string): DeltaListener | undefined {
+  const listener = options.onModelDelta;
+  if (!listener) return undefined;
+  const at = step ?? 0;
+  return (delta) =>
+    listener(
+      delta.restart ? { type: 'model_delta', step: at, task, text: delta.text, restart: true } : { type: 'model_delta', step: at, task, text: delta.text },
+    );
 }
 
 /** A service directory over a plain record. */

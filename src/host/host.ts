@@ -6,7 +6,7 @@
 import type { LuaPlatform } from '../engine/lua/vm.ts';
 import { runPrompt, type RunOptions, type RunOutcome } from '../engine/run.ts';
 import { prepareCatalog, type Remedies } from './catalog.ts';
-import { createHarness, servicesOf } from './harness.ts';
+import { createHarness, servicesOf, type ModelDelta } from './harness.ts';
 import type { ModelDirectory } from '../models/provider.ts';
 import type { Operator } from './operator.ts';
 import type { Pack } from './pack.ts';
@@ -35,10 +35,13 @@ export interface HostConfig {
 export type HostRunOptions = Omit<RunOptions, 'platform' | 'harness' | 'catalog' | 'requirementsNotice'> & {
   /** The run's files; in memory when absent. */
   store?: RunStore;
+  /** Told each model step's text as it arrives (harness.ts's ModelDelta); rounds stream only with it. */
+  onModelDelta?: (delta: ModelDelta) => void;
 };
 
 /** Prepares and runs a prompt on a Host. */
-export async function runOnHost(platform: LuaPlatform, host: HostConfig, options: HostRunOptions): Promise<RunOutcome> {
+export async function runOnHost(platform: LuaPlatform, host: HostConfig, hostOptions: HostRunOptions): Promise<RunOutcome> {
+  const { onModelDelta, ...options } = hostOptions;
   const services = servicesOf(host.services);
   const prepared = prepareCatalog(options.prompt, host.packs, services, host.remedies);
   const runId = options.runId ?? 'run-1';
@@ -53,6 +56,7 @@ export async function runOnHost(platform: LuaPlatform, host: HostConfig, options
     ...(host.calls ? { calls: host.calls } : {}),
     ...(host.recording ? { recording: host.recording } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
+    ...(onModelDelta ? { onModelDelta } : {}),
   });
   try {
     return await runPrompt({

@@ -38,7 +38,9 @@ describe('runvil run --model', () => {
   it("sends every role's rounds to the model it names, with the environment's key and base address", async () => {
     server = await modelServer([{ json: { choices: [{ message: { content: 'hello from the server' } }], usage: { prompt_tokens: 3, completion_tokens: 4 } } }]);
     dir = await tempDir({ 'ask.md': promptText('## Ask\nSay hi.\n', 'models:\n  writer: { provider: anthropic, model: claude-x }\n') });
-    const result = await cli(['run', dir.path('ask.md'), '--model', 'openai:gpt-cli'], { env: { OPENAI_API_KEY: 'sk-cli', OPENAI_BASE_URL: server.url } });
+    const result = await cli(['run', dir.path('ask.md'), '--model', 'openai:gpt-cli', '--quiet'], {
+      env: { OPENAI_API_KEY: 'sk-cli', OPENAI_BASE_URL: server.url },
+    });
     expect(result).toEqual({ status: 0, stdout: 'hello from the server\n', stderr: '' });
     expect(server.bodies()).toEqual([{ model: 'gpt-cli', messages: [{ role: 'user', content: 'Say hi.' }] }]);
     expect(server.requests[0]!.headers.authorization).toBe('Bearer sk-cli');

@@ -40,7 +40,7 @@ export function prepareRound(run: RunContext, spec: EntrySpec, entry: EntryState
   if (refusal) return { refusal };
   reportRoundStart(run, spec, target, round.oneOff ? 0 : round.from, round.role, round.turn);
   return {
-    request: roundRequest(target, round.head, tools, round.role, run.prompt.h1.prose),
+    request: roundRequest(target, round.head, tools, round.role, run.prompt.h1.prose, run.events.last),
     role: round.role,
     turn: round.turn,
     tools: round.oneOff ? null : entry.renderedTools,
@@ -100,8 +100,8 @@ export function fusedCalls(round: PreparedRound, values: LuaScalar[]): BatchCall
  * Harness reads it (a live round, not a replay), during the round, while the conversation
  * still holds this round's records.
  */
-function roundRequest(conversation: Conversation, head: string, tools: string, role: string, system: string): EffectRequest {
-  return new RoundRequest(role, conversation.digest(head, tools), () => conversation.request(head, tools, system));
+function roundRequest(conversation: Conversation, head: string, tools: string, role: string, system: string, step: number): EffectRequest {
+  return new RoundRequest(role, conversation.digest(head, tools), step, () => conversation.request(head, tools, system));
 }
 
 /**
@@ -117,6 +117,7 @@ class RoundRequest {
   constructor(
     readonly role: string,
     readonly digest: string,
+    readonly step: number,
     build: () => Json,
   ) {
     this.#build = build;

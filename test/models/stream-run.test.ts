@@ -1,0 +1,85 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { cliPlatform } from '../../src/cli/platform.ts';
+import type { RunEvent } from '../../src/engine/events.ts';
+import type { JournalEntry } from '../../src/engine/journal.ts';
+import type { ModelDelta } from '../../src/host/harness.ts';
+import { runOnHost } from '../../src/host/host.ts';
+import { ScriptedOperator } from '../../src/host/operator.ts';
+import { modelDirectory } from '../../src/models/directory.ts';
+import { parsePrompt } from '../../src/prompt/index.ts';
+import { fastRounds, loopPrompt, statsPack } from './helpers.ts';
+import { bytePieces, recorded, streamServer, type StreamServer } from './stream-server.ts';
+
+const servers: StreamServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+/** A server whose rounds answer, in turn, the recorded tool calls, then the recorded text: streamed or whole as asked. */
+async function loopServer(wire: 'openai' | 'anthropic') {
+  const rounds = ['tools', 'text'];
+  const server = await streamServer((body, index) => {
+    const kind = rounds[index % 2]!;
+    return body.stream === true ? { pieces: bytePieces(recorded(`${wire}-${kind}.sse`), 9) } : recorded(`${wire}-${kind}.json`);
+  });
+  servers.push(server);
+  return server;
+}
+
+/** Runs the loop prompt (stats_count and grab offered) on a Host whose `writer` speaks `wire` to `url`. */
+async function run(wire: 'openai' | 'anthropic', url: string, options: { onModelDelta?: (delta: ModelDelta) => void; journal?: JournalEntry[] } = {}) {
+  const parsed = parsePrompt(loopPrompt(`{ provider: ${wire}, model: m-test }`), 'loop.md');
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+  const env = wire === 'openai' ? { OPENAI_BASE_URL: url } : { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: 'sk-ant-test' };
+  const host = { packs: [statsPack([])], models: modelDirectory(env, {}, { round: fastRounds() }), operator: new ScriptedOperator([]) };
+  const events: RunEvent[] = [];
+  const outcome = await runOnHost(await cliPlatform(), host, {
+    prompt: parsed.prompt,
+    seed: 'stream',
+    onEvent: (event) => events.push(event),
+    ...(options.onModelDelta ? { onModelDelta: options.onModelDelta } : {}),
+    ...(options.journal ? { journal: options.journal } : {}),
+  });
+  return { outcome, events };
+}
+
+describe('a model step streamed through the Host', () => {
+  it.each(['openai', 'anthropic'] as const)(
+    '%s: its deltas name the step and task, and the journal and events are those of a run that did not stream',
+    async (wire) => {
+      const deltas: ModelDelta[] = [];
+      const streamed = await run(wire, (await loopServer(wire)).url, { onModelDelta: (delta) => deltas.push(delta) });
+      const whole = await run(wire, (await loopServer(wire)).url);
+      expect(streamed.outcome).toMatchObject({ status: 'completed', result: 'Hello, wörld — ☃ "quoted"\nand 🎉 done.' });
+      expect(JSON.stringify(streamed.outcome.journal)).toBe(JSON.stringify(whole.outcome.journal));
+      expect(streamed.events).toEqual(whole.events);
+      expect(servers[0]!.bodies().every((body) => body.stream === true)).toBe(true);
+      expect(servers[1]!.bodies().some((body) => body.stream !== undefined)).toBe(false);
+
+      // Each round's deltas carry the seq of its model_turn_started event and make its model_turn_completed content.
+      const starts = streamed.events.filter((event) => event.type === 'model_turn_started');
+      const completions = streamed.events.filter((event) => event.type === 'model_turn_completed');
+      expect(starts).toHaveLength(2);
+      for (const [i, start] of starts.entries()) {
+        const text = deltas
+          .filter((delta) => delta.step === start.seq)
+          .map((delta) => delta.text)
+          .join('');
+        expect(text).toBe(completions[i]!.content);
+      }
+      expect(deltas.every((delta) => delta.type === 'model_delta' && delta.task === '0' && starts.some((start) => start.seq === delta.step))).toBe(true);
+    },
+  );
+
+  it('a replay answers the rounds from the journal: no request, no delta, the same result', async () => {
+    const server = await loopServer('openai');
+    const first = await run('openai', server.url, { onModelDelta: () => undefined });
+    const sent = server.requests.length;
+    const deltas: ModelDelta[] = [];
+    const replayed = await run('openai', server.url, { onModelDelta: (delta) => deltas.push(delta), journal: first.outcome.journal });
+    expect(replayed.outcome).toMatchObject({ status: 'completed', result: 'Hello, wörld — ☃ "quoted"\nand 🎉 done.' });
+    expect(server.requests).toHaveLength(sent);
+    expect(deltas).toEqual([]);
+    expect(JSON.stringify(replayed.outcome.journal)).toBe(JSON.stringify(first.outcome.journal));
+  });
+});
