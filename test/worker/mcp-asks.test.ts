@@ -72,7 +72,14 @@ describe.each<Era>(['modern', 'legacy'])('a %s caller that elicits', (era) => {
     expect(result.structuredContent).toMatchObject({
       run_id: run.run_id,
       status: 'suspended',
-      pending: [{ kind: 'ask', question: 'Who owns the beta?', answer_url: expect.stringContaining(`/runs/${run.run_id}/asks/`), token: expect.stringMatching(/^[0-9a-f]{64}$/) }],
+      pending: [
+        {
+          kind: 'ask',
+          question: 'Who owns the beta?',
+          answer_url: expect.stringContaining(`/runs/${run.run_id}/asks/`),
+          token: expect.stringMatching(/^[0-9a-f]{64}$/),
+        },
+      ],
     });
   });
 });

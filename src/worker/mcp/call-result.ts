@@ -51,7 +51,7 @@ export function resultShaper(context: ShapingContext): ResultShaper {
         const ask = view.pending.find((entry): entry is AskInfo => entry.kind === 'ask');
         if (ask && context.canElicit && context.codec && ask.ask_id !== options.declined) {
           const requestState = await context.codec.mint({ run: view.run_id, ask: ask.ask_id, tool: context.tool, expires: ask.expires_at }, context.ctx);
-          return inputRequired({ inputRequests: { [askKey(ask.ask_id)]: inputRequired.elicit(elicitationOf(ask)) }, requestState });
+          return { ...inputRequired({ inputRequests: { [askKey(ask.ask_id)]: inputRequired.elicit(elicitationOf(ask)) }, requestState }), _meta };
         }
         return { ...pendingResult(await publicView(context.env, view)), _meta };
       }
