@@ -66,13 +66,15 @@ const ALLOWED = new Map(
     // Keys and scopes: the store in D1, the routes that manage keys; auth is http's.
     'worker/keys': ['json', ENV, 'worker/http'],
     'worker/console': [ENV],
-    // OAuth for /mcp: the provider vouches for a token's grant to auth (http), the consent page is the console's view, and the public origin is the deployment's.
+    // OAuth for /mcp: the provider vouches for a token's grant to auth (http), a grant lives as long as its key (keys' store), the consent page is the console's view, and the public origin is the deployment's.
     'worker/oauth': [
       'json',
       ENV,
       'worker/http',
       'worker/keys/scopes.ts',
       'worker/keys/principal.ts',
+      'worker/keys/key-store.ts',
+      'worker/keys/key-lookup.ts',
       'worker/console/consent-page.tsx',
       'worker/deployment/public-origin.ts',
     ],

@@ -15,6 +15,7 @@ import {
   codeOf,
   exchange,
   openConsent,
+  ORIGIN,
   pkce,
   postConsent,
   register,
@@ -25,6 +26,7 @@ import {
   type Client,
 } from './app/oauth-client.ts';
 import { oauthHelpers } from '../../src/worker/oauth/oauth-provider.ts';
+import { KEY_CACHE_MS } from '../../src/worker/keys/key-lookup.ts';
 
 interface MadeKey {
   id: string;
@@ -213,6 +215,32 @@ describe('a token of a client that was deleted', () => {
     expect(refresh.status).toBeGreaterThanOrEqual(400);
     const { challenge } = await pkce();
     expect((await send(authorizePath(client, challenge))).status).toBe(400);
+  });
+});
+
+describe('a token whose granting key was revoked', () => {
+  it('is refused on /mcp within the second a revocation takes, and its refresh ends the grant', async () => {
+    const granting = await makeKey('granting-key', ['runs:read']);
+    const client = await register();
+    const tokens = await authorize(client, granting.key, ['runs:read']);
+    expect((await callMcp(tokens.access_token)).status).toBe(200);
+    expect((await call('DELETE', `/keys/${granting.id}`)).status).toBeLessThan(300);
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + KEY_CACHE_MS + 1 });
+    const refused = await callMcp(tokens.access_token);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toContain('invalid_token');
+    expect(((await refused.json()) as { error_description: string }).error_description).toContain('revoked');
+    const refresh = await tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: client.client_id });
+    expect(refresh.status).toBe(400);
+    expect(await errorOf(refresh)).toBe('invalid_grant');
+  });
+
+  it("is refused once the root token that granted it is changed (a grant of the root's)", async () => {
+    const tokens = await authorize(await register(), API_TOKEN, ['runs:read']);
+    expect((await callMcp(tokens.access_token)).status).toBe(200);
+    const rotated = { ...testEnv, RUNVIL_API_TOKEN: 'a-new-root-token' };
+    const request = new Request(`${ORIGIN}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}` }, body: '{}' });
+    expect((await worker.fetch(request, rotated)).status).toBe(401);
   });
 });
 

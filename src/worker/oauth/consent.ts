@@ -15,13 +15,8 @@ import { ConsentPage, ConsentProblemPage } from '../console/consent-page.tsx';
 import { authenticate, type Principal } from '../http/auth.ts';
 import { ApiError } from '../http/http-error.ts';
 import type { Env } from '../env.ts';
-import { grantableScopes, offeredScopes, type Granted } from './grantable-scopes.ts';
-
-/** What the grant's tokens carry to `/mcp` besides their scopes: who granted them. */
-export interface GrantProps {
-  grantedBy: string;
-  scopes: string[];
-}
+import { grantProps } from './grant-granter.ts';
+import { grantableScopes, offeredScopes } from './grantable-scopes.ts';
 
 /** A form field's value when it was sent once as text, else null. */
 const single = (form: FormData, name: string): string | null => {
@@ -76,7 +71,7 @@ async function decide(request: Request, env: Env, oauth: OAuthHelpers, authReque
       userId: granted.grantedBy,
       metadata: { grantedBy: granted.grantedBy },
       scope: [...granted.scopes],
-      props: grantProps(granted),
+      props: await grantProps(env, granted.grantedBy, granted.scopes),
     });
     approved.headers.set('location', redirectTo);
     return new Response(null, { status: 302, headers: approved.headers });
@@ -86,8 +81,6 @@ async function decide(request: Request, env: Env, oauth: OAuthHelpers, authReque
     throw error;
   }
 }
-
-const grantProps = (granted: Extract<Granted, { ok: true }>): GrantProps => ({ grantedBy: granted.grantedBy, scopes: [...granted.scopes] });
 
 /** The consent form's fields, or null for a body that is not one. */
 async function readForm(request: Request): Promise<FormData | null> {

@@ -10,9 +10,10 @@
  * public-origin.ts), never for a request's Host. A deployment without one has no OAuth:
  * `/mcp` takes keys only.
  */
-import { getOAuthApi, OAuthProvider, type OAuthHelpers, type OAuthProviderOptions } from '@cloudflare/workers-oauth-provider';
+import { getOAuthApi, OAuthError, OAuthProvider, type OAuthHelpers, type OAuthProviderOptions } from '@cloudflare/workers-oauth-provider';
 import { publicOrigin } from '../deployment/public-origin.ts';
 import type { Env } from '../env.ts';
+import { granterStands } from './grant-granter.ts';
 
 /** Where the provider's endpoints live, below the public origin. */
 export const OAUTH_PATHS = {
@@ -66,6 +67,11 @@ export function providerOptions(origin: string, handlers: OAuthHandlers): OAuthP
     scopesSupported: ADVERTISED_SCOPES,
     accessTokenTTL: ACCESS_TOKEN_SECONDS,
     resourceMetadata: { resource: `${origin}${OAUTH_PATHS.resource}`, authorization_servers: [origin], resource_name: 'Runvil prompts over MCP' },
+    // A code's exchange and a refresh end the grant once the key that granted it is revoked.
+    tokenExchangeCallback: async ({ env, props }) => {
+      if (!(await granterStands(env, props)))
+        throw new OAuthError('invalid_grant', { description: 'the key that granted this access was revoked: authorize again' });
+    },
     // No requiredScopes: the person picks the scopes on the consent page, not the client.
     // The provider's errors are answers to clients (a wrong verifier, a reused code), not the server's faults.
     onError: () => undefined,

@@ -18,6 +18,7 @@ import { bearerToken } from '../http/auth.ts';
 import { vouchForGrant } from '../http/oauth-grant.ts';
 import type { Env } from '../env.ts';
 import { consentPage } from './consent.ts';
+import { granterStands } from './grant-granter.ts';
 import { OAUTH_PATHS, oauthServerFor, type OAuthHandlers, type OAuthServer, type WorkerContext } from './oauth-provider.ts';
 
 /** The app as the Worker calls it (Hono's fetch). */
@@ -41,8 +42,9 @@ export function withOAuth(app: App): OAuthWorker {
   const handlers: OAuthHandlers = {
     api: {
       async fetch(request, env, ctx) {
-        const { auth, platform } = ctx as ProviderContext;
+        const { auth, platform, props } = ctx as ProviderContext;
         if (auth?.clientId === undefined) throw new Error('the OAuth provider handed on a request without a checked token');
+        if (!(await granterStands(env, props))) return revoked(oauthServer(env));
         vouchForGrant(request, { clientId: auth.clientId, scopes: auth.scope ?? [] });
         return app.fetch(request, env, platform);
       },
@@ -102,6 +104,22 @@ function withChallenge(response: Response, server: OAuthServer): Response {
   const challenged = new Response(response.body, response);
   challenged.headers.set('www-authenticate', `Bearer realm="OAuth", resource_metadata="${server.resourceMetadataUrl}"`);
   return challenged;
+}
+
+/** The refusal of a token whose granter no longer stands, as the provider refuses a token it does not know. */
+function revoked(server: OAuthServer | null): Response {
+  const description = 'the key that granted this access was revoked';
+  const metadata = server === null ? '' : `, resource_metadata="${server.resourceMetadataUrl}"`;
+  return Response.json(
+    { error: 'invalid_token', error_description: description },
+    {
+      status: 401,
+      headers: {
+        'cache-control': 'no-store',
+        'www-authenticate': `Bearer realm="OAuth"${metadata}, error="invalid_token", error_description="${description}"`,
+      },
+    },
+  );
 }
 
 function providerContext(platform: WorkerContext | undefined): ProviderContext {
