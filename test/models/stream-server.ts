@@ -32,6 +32,8 @@ export interface StreamPlan {
   hold?: { at: number; until: Promise<unknown> };
   /** After the pieces: 'open' keeps the connection open, sending nothing; 'cut' drops it; `repeat` is written again and again, up to `upTo` bytes in all. */
   after?: 'open' | 'cut' | { repeat: string; upTo: number };
+  /** Milliseconds between two writes of `after.repeat` (none: as fast as the connection takes them). */
+  pace?: number;
 }
 
 /** What the server saw of one answer. */
@@ -101,7 +103,10 @@ async function stream(plan: StreamPlan, response: ServerResponse, served: Served
     return;
   }
   if (after) {
-    while (record.written < after.upTo) if (!(await write(after.repeat))) return;
+    while (record.written < after.upTo) {
+      if (!(await write(after.repeat))) return;
+      if (plan.pace !== undefined) await new Promise((resolve) => setTimeout(resolve, plan.pace));
+    }
   }
   ended = true;
   response.end();
