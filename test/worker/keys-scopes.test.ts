@@ -7,6 +7,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { call, json, settled, testEnv } from './app/client.ts';
 import { GREET, WAITER } from './app/prompts.ts';
+import { allows, isScope, ROOT_ONLY } from '../../src/worker/keys/scopes.ts';
+import type { Principal } from '../../src/worker/http/auth.ts';
 
 const makeKey = async (scopes: string[]): Promise<string> =>
   (await json<{ key: string }>(await call('POST', '/keys', { body: { name: scopes.join(' '), scopes } }), 201)).key;
@@ -212,5 +214,46 @@ describe('a key with the scope', () => {
 
   it('forks a run of its prompt with runs:read and runs:start:greet', async () => {
     await json(await call('POST', `/runs/${greetRun}/fork`, { token: await keyWith('runs:read', 'runs:start:greet'), body: { at: 0 } }), 202);
+  });
+});
+
+describe('allows', () => {
+  const key = (...scopes: string[]): Principal => ({ kind: 'key', id: 'key_x', name: 'x', scopes });
+  const oauth = (...scopes: string[]): Principal => ({ kind: 'oauth', clientId: 'c', scopes });
+
+  it('lets the root do everything, managing keys included', () => {
+    for (const scope of ['runs:read', 'runs:start:greet', 'admin', ROOT_ONLY]) expect(allows({ kind: 'root' }, scope)).toBe(true);
+  });
+
+  it('lets admin do everything but what only the root may', () => {
+    for (const scope of ['runs:read', 'runs:start:greet', 'asks:answer:x', 'prompts:write']) expect(allows(key('admin'), scope)).toBe(true);
+    expect(allows(key('admin'), ROOT_ONLY)).toBe(false);
+    expect(allows(oauth('admin'), ROOT_ONLY)).toBe(false);
+  });
+
+  it('lets a * scope cover every prompt of its own family only', () => {
+    expect(allows(key('runs:start:*'), 'runs:start:anything')).toBe(true);
+    expect(allows(key('runs:start:*'), 'asks:answer:anything')).toBe(false);
+    expect(allows(key('asks:answer:*'), 'runs:start:greet')).toBe(false);
+    expect(allows(key('runs:start:*'), 'runs:read')).toBe(false);
+    expect(allows(key('runs:start:*', 'asks:answer:*', 'prompts:write'), 'runs:read')).toBe(false);
+  });
+
+  it('compares scopes exactly', () => {
+    expect(allows(key('runs:start:greet'), 'runs:start:greet')).toBe(true);
+    for (const scope of ['runs:start:GREET', 'runs:start:gree', 'runs:start:greet2', 'runs:start:', 'runs:start'])
+      expect(allows(key('runs:start:greet'), scope)).toBe(false);
+    expect(allows(key('runs:read'), 'RUNS:READ')).toBe(false);
+  });
+
+  it('takes an OAuth grant as a key takes its scopes', () => {
+    expect(allows(oauth('runs:read'), 'runs:read')).toBe(true);
+    expect(allows(oauth('runs:read'), 'runs:start:greet')).toBe(false);
+  });
+
+  it('knows the scopes a key may hold', () => {
+    for (const scope of ['runs:read', 'runs:start:greet', 'runs:start:*', 'asks:answer:a_b-1', 'asks:answer:*', 'prompts:write', 'admin'])
+      expect(isScope(scope)).toBe(true);
+    for (const scope of [ROOT_ONLY, '*', 'runs:*', 'runs:start:**', 'runs:read:greet', 'admin:greet', 'asks:answer:-x']) expect(isScope(scope)).toBe(false);
   });
 });
