@@ -44,6 +44,7 @@ describe('discovery', () => {
     const metadata = (await response.json()) as Record<string, unknown>;
     expect(metadata.resource).toBe(`${ORIGIN}/mcp`);
     expect(metadata.authorization_servers).toEqual([ORIGIN]);
+    expect(metadata.bearer_methods_supported).toEqual(['header']);
   });
 
   it('serves the authorization server metadata (RFC 8414): endpoints, S256 only, registration, the scopes', async () => {
@@ -108,6 +109,14 @@ describe('the whole flow', () => {
     const stale = await tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: client.client_id });
     expect(stale.status).toBe(400);
     expect(((await stale.json()) as any).error).toBe('invalid_grant');
+  });
+
+  it('revokes a token at the token endpoint (RFC 7009): /mcp refuses it from then on', async () => {
+    const granted = await authorize(client, caller.key, ['runs:read']);
+    expect((await callMcp(granted.access_token)).status).toBe(200);
+    const revoked = await tokenRequest({ token: granted.access_token, token_type_hint: 'access_token', client_id: client.client_id });
+    expect(revoked.status).toBe(200);
+    expect((await callMcp(granted.access_token)).status).toBe(401);
   });
 
   it('grants a narrower set than the key has, and a prompt of its own typed in', async () => {
