@@ -83,3 +83,50 @@ describe('a model step streamed through the Host', () => {
     expect(JSON.stringify(replayed.outcome.journal)).toBe(JSON.stringify(first.outcome.journal));
   });
 });
+
+describe("tasks' model steps streamed", () => {
+  it('each delta names the task whose step it is, and each task gets its own text', async () => {
+    const server = await streamServer((body) => (body.stream === true ? { pieces: bytePieces(recorded('openai-text.sse'), 5) } : recorded('openai-text.json')));
+    servers.push(server);
+    const text = [
+      '---',
+      'name: two-tasks',
+      'description: Two tasks answer at once.',
+      'runvil: 0',
+      'models:',
+      '  writer: { provider: openai, model: m-test }',
+      '---',
+      '# Two tasks',
+      '',
+      '## Main',
+      '```lua',
+      "local a, b = tasks.spawn('## Answer'), tasks.spawn('## Answer')",
+      "return tasks.await(a) .. '|' .. tasks.await(b)",
+      '```',
+      '',
+      '## Answer',
+      'Say hi.',
+      '',
+    ].join('\n');
+    const parsed = parsePrompt(text, 'two-tasks.md');
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+    const deltas: ModelDelta[] = [];
+    const events: RunEvent[] = [];
+    const host = { packs: [], models: modelDirectory({ OPENAI_BASE_URL: server.url }, {}, { round: fastRounds() }), operator: new ScriptedOperator([]) };
+    const outcome = await runOnHost(await cliPlatform(), host, {
+      prompt: parsed.prompt,
+      seed: 'tasks',
+      onEvent: (event) => events.push(event),
+      onModelDelta: (delta) => deltas.push(delta),
+    });
+    const reply = 'Hello, wörld — ☃ "quoted"\nand 🎉 done.';
+    expect(outcome).toMatchObject({ status: 'completed', result: `${reply}|${reply}` });
+    for (const task of ['0.0', '0.1']) {
+      const start = events.find((event) => event.type === 'model_turn_started' && event.task === task)!;
+      const own = deltas.filter((delta) => delta.task === task);
+      expect(own.every((delta) => delta.step === start.seq)).toBe(true);
+      expect(own.map((delta) => delta.text).join('')).toBe(reply);
+    }
+    expect(new Set(deltas.map((delta) => delta.task))).toEqual(new Set(['0.0', '0.1']));
+  });
+});
