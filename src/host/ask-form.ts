@@ -89,6 +89,9 @@ export interface AskForm {
   required?: string[];
 }
 
+/** A form as the JSON value it is (its interfaces carry no index signature, so the type system cannot see that itself). */
+export const formJson = (form: AskForm | null): Json => form as unknown as Json;
+
 /** A form read, or where it is wrong and why (the message names the place: `form.properties.age.minimum`). */
 export type FormOutcome = { ok: true; form: AskForm } | { ok: false; field: string; message: string };
 

@@ -39,6 +39,7 @@ describe('a run that asks the operator', () => {
         task: '0',
         question: 'Who owns the app?',
         choices: null,
+        form: null,
         asked_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
         expires_at: null,
         token: expect.stringMatching(/^[0-9a-f]{64}$/),

@@ -66,19 +66,22 @@ describe("a fork's answer to an ask with choices", () => {
     }
   });
 
-  it('is refused when it is not a string', async () => {
+  it('is refused when it is not a string (or an object, which only an ask with a form takes)', async () => {
     for (const [answer, kind] of [
       [5, 'a number'],
       [true, 'a boolean'],
       [null, 'a null'],
       [['Yes'], 'a list'],
-      [{ choice: 'Yes' }, 'a object'],
     ] as const) {
       expect(await refusal(await fork(runId, { at: 2, answers: { '0-1': answer } }))).toEqual({
         status: 400,
-        message: `\`answers\` gives the ask "0-1" ${kind}; an answer is a string`,
+        message: `\`answers\` gives the ask "0-1" ${kind}; an answer is a string, or an object for an ask with a form`,
       });
     }
+    expect(await refusal(await fork(runId, { at: 2, answers: { '0-1': { choice: 'Yes' } } }))).toEqual({
+      status: 400,
+      message: '`answers`: the answer {"choice":"Yes"} is not one of the choices of the ask 0-1 ("Which café?"): "Yes", "No", "Café ☕", "日本"',
+    });
   });
 
   it('is refused for an ask id the journal does not hold, or one after `at`, naming the asks it holds', async () => {

@@ -104,6 +104,7 @@ describe('the inbox of two runs that ask', () => {
         task: '0',
         question: 'Approve the first?',
         choices: ['yes', 'no'],
+        form: null,
         asked_at: expect.stringMatching(/^\d{4}-/),
         expires_at: null,
         token: expect.stringMatching(/^[0-9a-f]{64}$/),

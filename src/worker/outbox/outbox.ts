@@ -21,6 +21,7 @@ import { Webhook } from 'standardwebhooks';
 import { resolveConfigValue, type NotificationType, type NotifyTarget } from '../../config/deployment-config.ts';
 import { resolveConfigUrl, urlProblem } from '../../config/config-urls.ts';
 import type { Json } from '../../json/json.ts';
+import { formJson } from '../../host/ask-form.ts';
 import type { DoStorage, D1Database, SyncKv } from '../platform-types.ts';
 import type { AskRow } from './run-index.ts';
 import { writeIndex } from './run-index.ts';
@@ -148,7 +149,10 @@ export class Outbox {
     let notified = false;
     if (change.kind === 'ask') {
       const { before, after } = change;
-      if (before === undefined && after.state === 'pending') notified = this.notify('ask.created', { ...this.host.askInfo(after) }, now);
+      if (before === undefined && after.state === 'pending') {
+        const info = this.host.askInfo(after);
+        notified = this.notify('ask.created', { ...info, form: formJson(info.form) }, now);
+      }
       if (before?.state === 'pending' && after.state !== 'pending') {
         const reason = after.state === 'answered' ? 'answered' : (after.closed_reason ?? 'cancelled');
         notified = this.notify('ask.closed', { run_id: meta.run_id, ask_id: after.ask_id, reason, answered_by: after.answered_by ?? null }, now);
@@ -474,6 +478,7 @@ function askRow(info: AskInfo, ask: AskRecord): AskRow {
     task: info.task,
     question: info.question,
     choices: info.choices === null ? null : JSON.stringify(info.choices),
+    form: info.form === null ? null : JSON.stringify(info.form),
     asked_at: info.asked_at,
     expires_at: info.expires_at,
     status: ask.state === 'pending' ? 'pending' : ask.state === 'answered' ? 'answered' : (ask.closed_reason ?? 'cancelled'),

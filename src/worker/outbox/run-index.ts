@@ -35,6 +35,8 @@ export interface AskRow {
   question: string | null;
   /** A JSON array of strings, or null. */
   choices: string | null;
+  /** The ask's form as JSON text (migrations/0003_ask_forms.sql), or null. */
+  form: string | null;
   asked_at: string;
   expires_at: string | null;
   status: AskStatus;
@@ -58,8 +60,8 @@ export function indexWrites(db: D1Database, version: number, run: RunRow, asks: 
     statements.push(
       db
         .prepare(
-          `INSERT INTO asks (run_id, ask_id, prompt, task, question, choices, asked_at, expires_at, status, answered_by, closed_at, version)
-           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+          `INSERT INTO asks (run_id, ask_id, prompt, task, question, choices, asked_at, expires_at, status, answered_by, closed_at, version, form)
+           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
            ON CONFLICT (run_id, ask_id) DO UPDATE SET status = excluded.status, answered_by = excluded.answered_by,
              closed_at = excluded.closed_at, version = excluded.version
            WHERE excluded.version >= asks.version`,
@@ -77,6 +79,7 @@ export function indexWrites(db: D1Database, version: number, run: RunRow, asks: 
           ask.answered_by,
           ask.closed_at,
           version,
+          ask.form,
         ),
     );
   }
@@ -154,7 +157,7 @@ export function asksPageSql(query: AsksQuery): { sql: string; params: (string | 
   }
   const direction = oldestFirst ? 'ASC' : 'DESC';
   const sql =
-    'SELECT run_id, ask_id, prompt, task, question, choices, asked_at, expires_at, status, answered_by, closed_at FROM asks' +
+    'SELECT run_id, ask_id, prompt, task, question, choices, form, asked_at, expires_at, status, answered_by, closed_at FROM asks' +
     ` WHERE ${where.join(' AND ')} ORDER BY asked_at ${direction}, run_id ${direction}, ask_id ${direction} LIMIT ?${params.push(query.limit)}`;
   return { sql, params };
 }

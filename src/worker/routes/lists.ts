@@ -9,6 +9,7 @@ import type { Env } from '../env.ts';
 import { decodeCursor, encodeCursor, limitOf, listParams, oneOf, promptFilter } from '../http/list-query.ts';
 import { ASK_STATUSES, asksPage, runsPage, type AskRow, type AskStatus } from '../outbox/run-index.ts';
 import type { PendingAsk, RunStatus } from '../run-object/run-view.ts';
+import type { AskForm } from '../../host/ask-form.ts';
 
 const RUN_STATUSES: readonly RunStatus[] = ['running', 'suspended', 'completed', 'failed', 'cancelled'];
 
@@ -75,6 +76,7 @@ async function listedAsk(env: Env, row: AskRow): Promise<ListedAsk> {
     task: row.task,
     question: row.question,
     choices: row.choices === null ? null : (JSON.parse(row.choices) as string[]),
+    form: row.form === null || row.form === undefined ? null : (JSON.parse(row.form) as AskForm),
     asked_at: row.asked_at,
     expires_at: row.expires_at,
   });

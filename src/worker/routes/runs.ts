@@ -59,12 +59,17 @@ runRoutes.post('/runs/:id/asks/:ask_id', async (c) => {
   checkJsonContentType(c.req.raw);
   const body = parseJsonObject(await readText(c.req.raw));
   onlyKeys(body, ['answer', 'answered_by']);
-  if (typeof body.answer !== 'string') throw new ApiError(400, "`answer` must be a string: the operator's answer text", { field: 'answer' });
+  // A text, or for an ask with a form the object that fills it (the run object checks which the ask takes, and the form).
+  const isObject = body.answer !== null && typeof body.answer === 'object' && !Array.isArray(body.answer);
+  if (typeof body.answer !== 'string' && !isObject)
+    throw new ApiError(400, "`answer` must be a string, the operator's answer text, or for an ask with a form a JSON object of its fields", {
+      field: 'answer',
+    });
   const answeredBy = answeredByOf(body.answered_by);
   // One call: the object answers once the ask's index rows are written (the ask is out of
   // GET /asks?status=pending before this response is sent) and the run has suspended again
   // or ended, or at `wait`.
-  const outcome = await runObject(c.env, runId).answer(askId, body.answer, answeredBy, { waitMs: wait * 1000 });
+  const outcome = await runObject(c.env, runId).answer(askId, body.answer!, answeredBy, { waitMs: wait * 1000 });
   if (!outcome.ok) throw refused(outcome, runId);
   if (credential.kind === 'api' || (credential.kind === 'key' && allows(credential.principal, 'runs:read')))
     return c.json(await publicView(c.env, outcome.view));

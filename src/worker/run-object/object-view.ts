@@ -47,6 +47,7 @@ export function askInfo(meta: RunMeta, ask: AskRecord): AskInfo {
     task: chainOfAsk(ask.ask_id),
     question: ask.question,
     choices: ask.choices ?? null,
+    form: ask.form ?? null,
     asked_at: ask.asked_at,
     expires_at: ask.expires_at ?? null,
   };

@@ -7,6 +7,7 @@
  * with the alarm as the backstop. The run object gives the seams it keeps for tests.
  */
 import type { NotifyTarget } from '../../config/deployment-config.ts';
+import { formJson } from '../../host/ask-form.ts';
 import type { Env } from '../env.ts';
 import { textVars } from '../env.ts';
 import { syncRunToKv } from '../outbox/kv-sync.ts';
@@ -50,7 +51,10 @@ export function wireOutbox(seams: OutboxSeams): { outbox: Outbox; sender: Outbox
     targets: () => seams.targets(),
     vars: () => textVars(env),
     db: () => seams.db(),
-    publicAsk: async (ask) => ({ ...(await publicAsk(env, ask)) }),
+    publicAsk: async (ask) => {
+      const pending = await publicAsk(env, ask);
+      return { ...pending, form: formJson(pending.form) };
+    },
     askInfo: (ask) => askInfo(state.meta()!, ask),
     // Writes the next files of the finished run to KV; the alarm retries a failure.
     syncKv: () => syncRunToKv(seams.kv(), state, objectViewOf(state)!),

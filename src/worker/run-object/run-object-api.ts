@@ -63,6 +63,7 @@ export interface ForkSource {
  *   closed         the task that asked or called was cancelled
  *   run-ended      the run has ended (an answer, a result, a cancellation too late)
  *   not-a-choice   an answer outside the ask's choices (the refusal lists them)
+ *   not-a-fit      an answer that does not fit the ask: not its form's object (the refusal names the field), or an object for an ask without a form
  */
 export type RefusalReason =
   | 'no-run'
@@ -77,7 +78,8 @@ export type RefusalReason =
   | 'expired'
   | 'closed'
   | 'run-ended'
-  | 'not-a-choice';
+  | 'not-a-choice'
+  | 'not-a-fit';
 
 /** A refusal: why (for the route), the status and the message the API answers. */
 export interface Refusal {
@@ -87,6 +89,8 @@ export interface Refusal {
   message: string;
   /** An answer outside the ask's choices: the choices. */
   choices?: string[];
+  /** An answer that does not fit the ask's form: the form's field that does not (absent: the answer as a whole). */
+  field?: string;
 }
 
 /** The refusal of a request to an object that holds no run (routes answer it naming the run id they were given). */
@@ -126,7 +130,7 @@ export interface RunObjectApi {
    * Answers an ask (the Worker has checked the credential); the same answer again is taken
    * as a retry, a different one refused with 409.
    */
-  answer(askId: string, answer: string, answeredBy: string | null, options?: AnswerOptions): Promise<AnswerOutcome>;
+  answer(askId: string, answer: Json, answeredBy: string | null, options?: AnswerOptions): Promise<AnswerOutcome>;
   /**
    * Delivers the result of a tool call that waits (the Worker has checked the credential);
    * the same result again is taken as a retry, a different one refused with 409.

@@ -30,6 +30,8 @@ import type { OutboxSender } from '../outbox/outbox-sender.ts';
 import type { D1Database, KvNamespace } from '../platform-types.ts';
 import { callbackOf } from '../waits/call-callback.ts';
 import { storedLedgers } from '../waits/stored-waits.ts';
+import { postedAnswerText } from '../waits/posted-answer.ts';
+import type { Json } from '../../json/json.ts';
 import type { WaitKind } from '../../host/waits/wait-ledger.ts';
 import { dropIsolatePlatform } from '../workerd-lua/lua-platform.ts';
 import { ringAlarm } from './alarm-duties.ts';
@@ -214,11 +216,14 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     return this.currentView();
   }
 
-  async answer(askId: string, answer: string, answeredBy: string | null, options: AnswerOptions = {}): Promise<AnswerOutcome> {
+  async answer(askId: string, answer: Json, answeredBy: string | null, options: AnswerOptions = {}): Promise<AnswerOutcome> {
     const meta = this.state.meta();
     if (!meta) return NO_RUN;
     const ask = this.state.ask(askId);
-    const taking = storedLedgers(this.state).asks.take(askId, { text: answer, by: answeredBy }, this.runStatus(), Date.now());
+    // A form ask's answer is an object that fits its form, taken as its JSON text; any other ask's is a text.
+    const posted = postedAnswerText(ask, answer);
+    if (!posted.ok) return posted;
+    const taking = storedLedgers(this.state).asks.take(askId, { text: posted.text, by: answeredBy }, this.runStatus(), Date.now());
     // A retry of the answer taken (its response was lost) is no error; another answer is.
     if (taking !== 'taken' && taking !== 'retry') return taking;
     // The run goes on (run_resumed); it suspends again once it waits on asks alone.

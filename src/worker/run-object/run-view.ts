@@ -3,6 +3,7 @@
  * run object keeps, and the final record written to KV.
  */
 import type { Json } from '../../json/json.ts';
+import type { AskForm } from '../../host/ask-form.ts';
 
 /** A run's status. `suspended`: the run can go no further until an operator ask is answered. */
 export type RunStatus = 'running' | 'suspended' | 'completed' | 'failed' | 'cancelled';
@@ -27,6 +28,8 @@ export interface AskInfo {
   question: string | null;
   /** The answers the ask takes, or null for any text. */
   choices: string[] | null;
+  /** The form the answer fills (MCP's elicitation requestedSchema, ask-form.ts), or null: the answer is then a JSON object. */
+  form: AskForm | null;
   asked_at: string;
   expires_at: string | null;
 }
@@ -99,6 +102,8 @@ export interface AskRecord {
   answered_by?: string;
   /** The answers the ask takes (absent or null: any text). */
   choices?: string[] | null;
+  /** The form the answer fills (absent or null: none; records stored before forms have none). */
+  form?: AskForm | null;
   /** When the ask closes as expired, if it has a timeout. */
   expires_at?: string | null;
   /** Why a closed ask closed: its deadline passed, or the run or its task ended (absent: cancelled). */

@@ -14,6 +14,7 @@
  * Several chains of a run can wait on asks at once, each answered on its own, in any order.
  */
 import { askProblem } from '../../host/ask-limits.ts';
+import { formJson } from '../../host/ask-form.ts';
 import { OPERATOR_WINDOW_CLOSED, type AskContext, type Operator, type OperatorAnswer } from '../../host/operator.ts';
 import type { RunState } from '../run-object/run-state.ts';
 import { askWait, StoredAsks } from './stored-waits.ts';
@@ -58,11 +59,14 @@ export class AskBroker implements Operator {
       const question = context.question ?? null;
       const now = this.clock();
       const choices = context.choices ?? null;
+      const form = context.form ?? null;
       const expiresAt = context.timeout !== undefined ? new Date(now + context.timeout * 1000).toISOString() : null;
       this.state.atomically(() => {
         const order = this.state.asks().length + 1;
-        this.state.putAsk({ ask_id: askId, question, asked_at: new Date(now).toISOString(), state: 'pending', order, choices, expires_at: expiresAt });
-        this.state.appendEvent({ type: 'ask_pending', task: context.effect?.chain ?? '0', ask_id: askId, question, choices, expires_at: expiresAt });
+        this.state.putAsk({ ask_id: askId, question, asked_at: new Date(now).toISOString(), state: 'pending', order, choices, form, expires_at: expiresAt });
+        // The form only when there is one: the stream's asks without one read as they always have.
+        const event = { type: 'ask_pending', task: context.effect?.chain ?? '0', ask_id: askId, question, choices, expires_at: expiresAt };
+        this.state.appendEvent(form === null ? event : { ...event, form: formJson(form) });
       });
     }
     return operatorAnswer(await this.waiters.wait(askId));
