@@ -33,6 +33,12 @@ export const mcpProbe: App = {
 /** The Worker as deployed, over the probe. */
 export const worker = withOAuth(mcpProbe);
 
+/** The Worker as deployed (src/worker/index.ts), over the test app and its real /mcp. */
+export const deployed = withOAuth(app as unknown as App);
+
+/** A fetch into the deployed Worker, for clients that take one (the SDK's transports). */
+export const deployedFetch = (url: string | URL, init?: RequestInit): Promise<Response> => deployed.fetch(new Request(url, init), testEnv);
+
 /** A request to the Worker at the public origin. */
 export function send(path: string, init: RequestInit = {}): Promise<Response> {
   return worker.fetch(new Request(`${ORIGIN}${path}`, { redirect: 'manual', ...init }), testEnv);
