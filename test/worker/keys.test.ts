@@ -5,8 +5,8 @@
  * Retry-After; only the root manages keys.
  */
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { call, json, testEnv } from './app/client.ts';
-import { GREET } from './app/prompts.ts';
+import { call, json, settled, testEnv } from './app/client.ts';
+import { GREET, WAITER } from './app/prompts.ts';
 import { KEY_CACHE_MS } from '../../src/worker/keys/key-lookup.ts';
 
 interface MadeKey {
@@ -193,6 +193,43 @@ describe('DELETE /keys/:id', () => {
     expect((await call('GET', '/runs', { token: old.key })).status).toBe(401);
     await json(await call('GET', '/runs', { token: fresh.key }), 200);
   });
+});
+
+describe("a run's event stream read with a key", () => {
+  /** Reads the stream to its end; the test's timeout is the bound on a stream that never ends. */
+  async function readToEnd(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<string> {
+    let text = '';
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return text;
+      text += new TextDecoder().decode(value);
+    }
+  }
+
+  for (const [how, revoke] of [
+    ['through DELETE /keys/:id', async (id: string) => void (await json(await call('DELETE', `/keys/${id}`), 200))],
+    [
+      'by another isolate (D1 alone changes)',
+      async (id: string) => void (await testEnv.RUNVIL_DB.prepare('UPDATE keys SET revoked_at = ?2 WHERE id = ?1').bind(id, new Date().toISOString()).run()),
+    ],
+  ] as const) {
+    it(`ends when the key is revoked ${how}, though the run still waits`, async () => {
+      await call('PUT', '/prompts/waiter', { body: WAITER });
+      const run = (await json<{ run_id: string }>(await call('POST', '/prompts/waiter/runs', { body: {} }), 202)).run_id;
+      expect((await settled(run)).status).toBe('suspended');
+      const made = await makeKey(`stream-${how}`, ['runs:read']);
+      const response = await call('GET', `/runs/${run}/events`, { token: made.key });
+      expect(response.status).toBe(200);
+      const reader = response.body!.getReader();
+      const first = await reader.read();
+      expect(new TextDecoder().decode(first.value)).toContain('run_started');
+      await revoke(made.id);
+      await readToEnd(reader);
+      expect((await call('GET', `/runs/${run}/events`, { token: made.key })).status).toBe(401);
+      expect((await call('GET', `/runs/${run}`)).status).toBe(200);
+      expect((await json<{ status: string }>(await call('GET', `/runs/${run}`), 200)).status).toBe('suspended');
+    });
+  }
 });
 
 describe('only the root manages keys', () => {

@@ -4,7 +4,8 @@
  */
 import { Hono } from 'hono';
 import { askTokenResponse, publicView } from '../waits/ask-view.ts';
-import { checkScope, requireScope } from '../http/auth.ts';
+import { bearerToken, checkScope, requireScope } from '../http/auth.ts';
+import { endWhenRevoked } from '../keys/key-watch.ts';
 import { allows } from '../keys/scopes.ts';
 import { promptOfRun, runPromptScope } from './run-scope.ts';
 import { answerCredential } from '../waits/answer-credential.ts';
@@ -44,7 +45,10 @@ runRoutes.get('/runs/:id/events', requireScope('runs:read'), async (c) => {
   if (lastEventId !== undefined) headers.set('last-event-id', lastEventId);
   const response = await run.fetch(new Request(`https://run/events${url.search}`, { headers }));
   if (response.status === 404) throw new ApiError(404, `no run ${JSON.stringify(c.req.param('id'))}`);
-  return response;
+  // A stream read with a key ends when the key is revoked, as its next request would be refused.
+  const key = bearerToken(c.req.raw);
+  if (c.get('principal').kind !== 'key' || response.body === null || key === null) return response;
+  return new Response(endWhenRevoked(response.body, c.env.RUNVIL_DB, key), response);
 });
 
 runRoutes.post('/runs/:id/asks/:ask_id', async (c) => {
