@@ -9,6 +9,7 @@
  * that holds no backtick and no dollar-brace), in the order they run.
  */
 import { BASE } from './script/base.ts';
+import { ASK_FORM } from './script/ask-form.ts';
 import { ASKS } from './script/asks.ts';
 import { RUNS } from './script/runs.ts';
 import { RUN } from './script/run.ts';
@@ -17,4 +18,4 @@ import { PROMPTS } from './script/prompts.ts';
 import { START } from './script/start.ts';
 
 /** The script's text. */
-export const CONSOLE_SCRIPT = BASE + ASKS + RUNS + RUN + INBOX + PROMPTS + START;
+export const CONSOLE_SCRIPT = BASE + ASK_FORM + ASKS + RUNS + RUN + INBOX + PROMPTS + START;

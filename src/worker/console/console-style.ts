@@ -62,6 +62,13 @@ details.fold > summary { cursor: pointer; color: var(--muted); }
 .ask form { display: flex; flex-wrap: wrap; gap: .5em; align-items: flex-start; }
 .ask textarea { flex: 1 1 20em; min-height: 2.4em; }
 .ask .meta { color: var(--muted); font-size: 13px; }
+.ask form.form-ask { flex-direction: column; align-items: stretch; }
+.ask .form-field { display: flex; flex-wrap: wrap; gap: .3em .6em; align-items: baseline; }
+.ask .form-field > label { font-weight: 600; }
+.ask .form-field .help { flex-basis: 100%; margin: 0; font-size: 13px; }
+.ask .form-field .required { color: var(--amber); }
+.ask fieldset.options { border: 0; padding: 0; margin: 0; display: flex; flex-wrap: wrap; gap: .2em 1em; }
+.ask form.form-ask > button { align-self: flex-start; }
 .steps, .calls { display: flex; flex-direction: column; gap: 1em; }
 .step, .call { border: 1px solid var(--line); border-radius: 8px; padding: .6em .9em; }
 .step > header, .call > header { display: flex; gap: .8em; flex-wrap: wrap; align-items: baseline; color: var(--muted); font-size: 13px; }

@@ -1,12 +1,13 @@
 /**
- * The console script's asks: a question with its choices as buttons, or a text answer. A
+ * The console script's asks: a question with its choices as buttons, its form as an HTML
+ * form (ask-form.ts), or a text answer. A
  * fragment of the one script console-script.ts puts together, not a script of its own: it
  * uses the names the fragments before it declare. A String.raw template: no backtick and no
  * dollar-brace in it.
  */
 
 /** This fragment's text. */
-export const ASKS = String.raw`  // ---- Asks: the question, choices as buttons, a text answer otherwise.
+export const ASKS = String.raw`  // ---- Asks: the question, choices as buttons, a form's fields, a text answer otherwise.
   function askCard(ask, options) {
     var card = h('article', { class: 'ask', 'data-ask': ask.ask_id, 'data-run': ask.run_id });
     var meta = h('p', { class: 'meta' });
@@ -21,13 +22,13 @@ export const ASKS = String.raw`  // ---- Asks: the question, choices as buttons,
       return card;
     }
     var problem = h('p', { class: 'problem', role: 'alert', hidden: true });
-    var form = h('form', { class: 'answer' });
+    var form = h('form', { class: 'answer', novalidate: true });
     function send(answer) {
-      var buttons = form.querySelectorAll('button, textarea');
+      var buttons = form.querySelectorAll('button, textarea, input, select');
       for (var i = 0; i < buttons.length; i++) buttons[i].disabled = true;
       problem.hidden = true;
       api('POST', '/runs/' + enc(ask.run_id) + '/asks/' + enc(ask.ask_id), { answer: answer }).then(function () {
-        clear(form).appendChild(h('p', { class: 'muted', text: 'Answered: ' + answer }));
+        clear(form).appendChild(h('p', { class: 'muted', text: 'Answered: ' + (typeof answer === 'string' ? answer : JSON.stringify(answer)) }));
         card.setAttribute('data-answered', '');
         if (options.onAnswered) options.onAnswered(ask);
       }, function (error) {
@@ -37,7 +38,15 @@ export const ASKS = String.raw`  // ---- Asks: the question, choices as buttons,
         problem.textContent = messageOf(error);
       });
     }
-    if (Array.isArray(ask.choices) && ask.choices.length > 0) {
+    if (ask.form && typeof ask.form === 'object') {
+      form.classList.add('form-ask');
+      var filled = formInputs(form, ask.form);
+      form.appendChild(h('button', { type: 'submit', text: 'Answer' }));
+      form.addEventListener('submit', function (event) {
+        event.preventDefault();
+        send(filled());
+      });
+    } else if (Array.isArray(ask.choices) && ask.choices.length > 0) {
       ask.choices.forEach(function (choice) {
         form.appendChild(h('button', { type: 'button', class: 'choice', text: choice, on: { click: function () { send(choice); } } }));
       });
