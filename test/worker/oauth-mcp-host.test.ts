@@ -62,6 +62,7 @@ const clientOf = (era: Era) =>
 let signer: { key: string };
 beforeAll(async () => {
   await json(await call('PUT', '/prompts/greet', { body: GREET }), 201);
+  await json(await call('PUT', '/prompts/greet-twin', { body: GREET.replace('name: greet', 'name: greet-twin') }), 201);
   signer = await json(await call('POST', '/keys', { body: { name: 'host-signer', scopes: ['runs:read', 'runs:start:*', 'asks:answer:*'] } }), 201);
 });
 
@@ -98,5 +99,23 @@ describe.each<Era>(['modern', 'legacy'])('the SDK as a %s MCP host', (era) => {
   it('calls one and gets its result', async () => {
     const result = await client.callTool({ name: 'greet', arguments: { name: 'Ada', times: 2 } });
     expect(result.content).toEqual([{ type: 'text', text: 'hello Ada x2' }]);
+  });
+
+  it('cannot call a prompt its grant does not name, though the key that granted it could', async () => {
+    await expect(client.callTool({ name: 'greet-twin', arguments: {} })).rejects.toThrow(/runs:start:greet-twin/);
+  });
+
+  it('is refused from a browser on another site with its token (DNS rebinding), as a key is', async () => {
+    const response = await deployedFetch(`${ORIGIN}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${auth.saved.access_token}`,
+        origin: 'https://evil.example',
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+    });
+    expect(response.status).toBe(403);
   });
 });
