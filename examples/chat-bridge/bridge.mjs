@@ -6,8 +6,12 @@
  * webhook, the ask's choices as buttons. When someone presses a button, Slack posts the
  * interaction to `POST /slack/actions`; the bridge checks Slack's request signature and
  * relays the choice to the ask's `answer_url`, with the ask's own token (which answers that
- * ask and nothing else) and `answered_by` set to who pressed it. `ask.closed` posts a line
- * saying how the ask ended (answered elsewhere, expired, cancelled).
+ * ask and nothing else) and `answered_by` set to who pressed it. An ask with a `form` is
+ * posted with its fields listed (type, options, required, default) and a text input: the
+ * person replies with the filled form as a JSON object, which the bridge relays as
+ * `{"answer": {...}}`; Runvil checks it against the form, and a refusal naming the field is
+ * said back in the chat. `ask.closed` posts a line saying how the ask ended (answered
+ * elsewhere, expired, cancelled).
  *
  *   RUNVIL_NOTIFY_SECRET=whsec_... SLACK_WEBHOOK_URL=https://hooks.slack.com/services/... \
  *   SLACK_SIGNING_SECRET=... PORT=8790 node examples/chat-bridge/bridge.mjs
@@ -23,11 +27,39 @@ import { Webhook } from 'standardwebhooks';
 /** Slack refuses a request signed more than 5 minutes away from now; so does the bridge. */
 const SLACK_TOLERANCE_S = 300;
 
-/** The Slack message for a pending ask: its question, and a button per choice. */
+/** One line per field of a form: its name, label, type or options, whether required, its default. */
+export function formLines(form) {
+  const required = new Set(Array.isArray(form.required) ? form.required : []);
+  return Object.entries(form.properties ?? {}).map(([name, field]) => {
+    const items = field.type === 'array' ? (field.items ?? {}) : field;
+    const options = Array.isArray(items.enum)
+      ? items.enum
+      : Array.isArray(items.oneOf ?? items.anyOf)
+        ? (items.oneOf ?? items.anyOf).map((o) => o.const)
+        : null;
+    const kind = options
+      ? `${field.type === 'array' ? 'some of' : 'one of'} ${options.map((o) => JSON.stringify(o)).join(', ')}`
+      : (field.format ?? field.type);
+    const label = field.title && field.title !== name ? ` (${field.title})` : '';
+    const fallback = field.default !== undefined ? `, default ${JSON.stringify(field.default)}` : '';
+    return `• \`${name}\`${label}: ${kind}${required.has(name) ? ', required' : ''}${fallback}`;
+  });
+}
+
+/** The Slack message for a pending ask: its question, and a button per choice, or its form's fields and an input for the JSON reply. */
 export function askMessage(ask) {
   const title = `*${ask.prompt}* asks: ${ask.question ?? '(no question: any text will do)'}`;
   const blocks = [{ type: 'section', text: { type: 'mrkdwn', text: title } }];
-  if (ask.choices) {
+  if (ask.form) {
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: formLines(ask.form).join('\n') } });
+    blocks.push({
+      type: 'input',
+      block_id: `runvil-form:${ask.run_id}:${ask.ask_id}`,
+      dispatch_action: true,
+      label: { type: 'plain_text', text: 'Reply with the form as JSON' },
+      element: { type: 'plain_text_input', action_id: 'form', multiline: true, placeholder: { type: 'plain_text', text: '{"field": "value"}' } },
+    });
+  } else if (ask.choices) {
     blocks.push({
       type: 'actions',
       block_id: `runvil:${ask.run_id}:${ask.ask_id}`,
@@ -91,7 +123,9 @@ export function createBridge({ notifySecret, slackWebhookUrl, slackSigningSecret
     const payload = JSON.parse(new URLSearchParams(body).get('payload') ?? 'null');
     const action = payload?.actions?.[0];
     if (!action || typeof action.value !== 'string') return { status: 400, body: 'no action' };
-    const { run_id, ask_id, answer } = JSON.parse(action.value);
+    const chosen = action.type === 'plain_text_input' ? formReply(action) : JSON.parse(action.value);
+    if ('problem' in chosen) return { status: 200, body: chosen.problem };
+    const { run_id, ask_id, answer } = chosen;
     const ask = open.get(`${run_id}/${ask_id}`);
     if (!ask) return { status: 200, body: 'This ask is no longer open.' };
     const who = payload.user?.username ?? payload.user?.name ?? payload.user?.id ?? 'slack';
@@ -101,10 +135,25 @@ export function createBridge({ notifySecret, slackWebhookUrl, slackSigningSecret
       body: JSON.stringify({ answer, answered_by: String(who).slice(0, 200) }),
     });
     const text = await response.text();
-    if (response.ok) return { status: 200, body: `Answered "${answer}".` };
+    if (response.ok) return { status: 200, body: `Answered ${typeof answer === 'string' ? `"${answer}"` : JSON.stringify(answer)}.` };
     // 409: answered with another answer already (someone was quicker), or closed.
     const message = JSON.parse(text || '{}')?.error?.message ?? `Runvil answered ${response.status}`;
     return { status: 200, body: `Not taken: ${message}` };
+  }
+
+  /** A form's JSON reply typed into the message's input: the ask it answers and the object, or what to say back. */
+  function formReply(action) {
+    const [, run_id, ask_id] = /^runvil-form:([^:]+):(.+)$/.exec(String(action.block_id)) ?? [];
+    if (!run_id) return { problem: 'This input answers no ask.' };
+    let answer;
+    try {
+      answer = JSON.parse(action.value);
+    } catch {
+      return { problem: 'Not taken: reply with the form as a JSON object, such as {"field": "value"}.' };
+    }
+    if (answer === null || typeof answer !== 'object' || Array.isArray(answer))
+      return { problem: "Not taken: the reply must be a JSON object of the form's fields." };
+    return { run_id, ask_id, answer };
   }
 
   return async function handle(request, response) {

@@ -4,7 +4,8 @@
  * callbacks) and a stand-in for Runvil's answer route: an `ask.created` signed with
  * Standard Webhooks becomes a message with a button per choice; a button press signed by
  * the chat is relayed to the ask's answer_url with the ask's token and who pressed it;
- * unsigned or badly signed requests change nothing.
+ * unsigned or badly signed requests change nothing. An ask with a form is posted with its
+ * fields and an input; the JSON typed into it is relayed as the answer object.
  */
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -168,5 +169,67 @@ describe('the chat bridge', () => {
   it('answers 502 when the chat does not take the message, so Runvil delivers it again', async () => {
     chat.status = 500;
     expect((await notify('ask.created', ask('0-7'))).status).toBe(502);
+  });
+
+  describe('with a form ask', () => {
+    const FORM = {
+      type: 'object',
+      properties: {
+        email: { type: 'string', format: 'email', title: 'Email' },
+        guests: { type: 'integer', minimum: 0, default: 1 },
+        plan: {
+          type: 'string',
+          oneOf: [
+            { const: 'free', title: 'Free' },
+            { const: 'pro', title: 'Pro' },
+          ],
+        },
+        days: { type: 'array', items: { type: 'string', enum: ['mon', 'tue'] } },
+      },
+      required: ['email'],
+    };
+    const formAsk = (askId: string) => ({ ...ask(askId), choices: null, form: FORM });
+    const typed = (input: { block_id: string }, value: string) => ({ type: 'plain_text_input', action_id: 'form', block_id: input.block_id, value });
+
+    it('posts the fields, each with its type or options, and an input for the JSON reply', async () => {
+      await notify('ask.created', formAsk('1-1'));
+      const [, fields, input] = chat.posts[0].blocks;
+      expect(fields.text.text.split('\n')).toEqual([
+        '• `email` (Email): email, required',
+        '• `guests`: integer, default 1',
+        '• `plan`: one of "free", "pro"',
+        '• `days`: some of "mon", "tue"',
+      ]);
+      expect(input).toMatchObject({ type: 'input', block_id: `runvil-form:${'f'.repeat(64)}:1-1`, element: { type: 'plain_text_input' } });
+    });
+
+    it('relays the JSON typed into the input as the answer object, with who typed it', async () => {
+      await notify('ask.created', formAsk('1-2'));
+      const input = chat.posts[0].blocks[2];
+      const sent = await press(typed(input, '{"email": "ada@example.com", "guests": 2}'), 'ada');
+      expect(await sent.text()).toBe('Answered {"email":"ada@example.com","guests":2}.');
+      expect(runvil.answers).toEqual([
+        {
+          path: `/runs/${'f'.repeat(64)}/asks/1-2`,
+          authorization: `Bearer ${TOKEN}`,
+          body: { answer: { email: 'ada@example.com', guests: 2 }, answered_by: 'ada' },
+        },
+      ]);
+    });
+
+    it('says what is wrong with a reply that is no JSON object, answering nothing', async () => {
+      await notify('ask.created', formAsk('1-3'));
+      const input = chat.posts[0].blocks[2];
+      expect(await (await press(typed(input, 'ada@example.com'))).text()).toBe('Not taken: reply with the form as a JSON object, such as {"field": "value"}.');
+      expect(await (await press(typed(input, '["ada"]'))).text()).toBe("Not taken: the reply must be a JSON object of the form's fields.");
+      expect(runvil.answers).toEqual([]);
+    });
+
+    it("says Runvil's refusal, which names the field, back in the chat", async () => {
+      await notify('ask.created', formAsk('1-4'));
+      runvil.status = 400;
+      const sent = await press(typed(chat.posts[0].blocks[2], '{"email": "ada"}'));
+      expect(await sent.text()).toMatch(/^Not taken: /);
+    });
   });
 });
