@@ -4,6 +4,7 @@ import type { RunEvent } from '../../src/engine/events.ts';
 import type { JournalEntry } from '../../src/engine/journal.ts';
 import type { ModelDelta } from '../../src/host/harness.ts';
 import { runOnHost } from '../../src/host/host.ts';
+import { StepTexts } from '../../src/host/step-texts.ts';
 import { ScriptedOperator } from '../../src/host/operator.ts';
 import { modelDirectory } from '../../src/models/directory.ts';
 import { parsePrompt } from '../../src/prompt/index.ts';
@@ -70,6 +71,36 @@ describe('a model step streamed through the Host', () => {
       expect(deltas.every((delta) => delta.type === 'model_delta' && delta.task === '0' && starts.some((start) => start.seq === delta.step))).toBe(true);
     },
   );
+
+  it("a watcher joining at any delta gets the step's text so far as one delta, and nothing once the run has ended", async () => {
+    const server = await loopServer('anthropic');
+    const texts = new StepTexts();
+    const sofar = new Map<number, string>();
+    const mismatches: string[] = [];
+    const parsed = parsePrompt(loopPrompt('{ provider: anthropic, model: m-test }'), 'loop.md');
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+    const models = modelDirectory({ ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'sk-ant-test' }, {}, { round: fastRounds() });
+    const outcome = await runOnHost(
+      await cliPlatform(),
+      { packs: [statsPack([])], models, operator: new ScriptedOperator([]) },
+      {
+        prompt: parsed.prompt,
+        seed: 'stream',
+        onEvent: (event) => texts.event(event),
+        onModelDelta: (delta) => {
+          texts.take(delta);
+          sofar.set(delta.step, (sofar.get(delta.step) ?? '') + delta.text);
+          const joined = JSON.stringify(texts.inFlight());
+          const expected = JSON.stringify([{ type: 'model_delta', step: delta.step, task: '0', text: sofar.get(delta.step) }]);
+          if (joined !== expected) mismatches.push(joined);
+        },
+      },
+    );
+    expect(outcome.status).toBe('completed');
+    expect(sofar.size).toBe(2);
+    expect(mismatches).toEqual([]);
+    expect(texts.inFlight()).toEqual([]);
+  });
 
   it('a replay answers the rounds from the journal: no request, no delta, the same result', async () => {
     const server = await loopServer('openai');
