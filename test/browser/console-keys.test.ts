@@ -81,7 +81,7 @@ afterAll(async () => {
 describe('the console with a key of scope runs:read', () => {
   it('shows a run and its pending ask, says it is read-only, and offers no answer and no cancel', async () => {
     const page = await open(`/console/runs/${runId}`, reader);
-    expect(await page.textContent('#read-only')).toContain('Read-only: this key (dashboard) has the scope runs:read');
+    expect(await page.textContent('#read-only')).toContain('This console is read-only with this key (dashboard), which has the scope runs:read alone');
     expect(await page.isVisible('#read-only')).toBe(true);
     expect(await page.textContent('#run-asks-list')).toContain('Ship it?');
     expect(await page.textContent('#run-asks-list')).toContain('This key may not answer asks of key-asker');

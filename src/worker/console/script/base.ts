@@ -163,7 +163,7 @@ export const BASE = String.raw`'use strict';
     principal = await api('GET', '/whoami');
     var notice = $('read-only');
     notice.hidden = !changesNothing();
-    notice.textContent = notice.hidden ? '' : 'Read-only: this key (' + principal.name + ') has the scope runs:read, so the console shows runs, asks and prompts but cannot answer asks, start or cancel runs, or upload prompts.';
+    notice.textContent = notice.hidden ? '' : 'This console is read-only with this key (' + principal.name + '), which has the scope runs:read alone: it shows runs, asks and prompts, and cannot answer asks, start or cancel runs, or upload prompts.';
     body.toggleAttribute('data-read-only', !notice.hidden);
   }
 
