@@ -15,6 +15,7 @@ import { askStateCodec, type AskState } from './request-state.ts';
 import { servedTool, servedTools } from './served-tools.ts';
 import { callTool, invalidState } from './tool-call.ts';
 import { registerRunResources } from './run-resources.ts';
+import { followProgress } from './run-progress.ts';
 
 /** The server's name and version, as `initialize` and `server/discover` give them. */
 export const SERVER_INFO = { name: 'runvil', version: '0.1.0' };
@@ -44,6 +45,7 @@ export async function mcpServer(env: Env, principal: Principal): Promise<Server>
     const scope = startScope(tool.prompt);
     if (!holds(principal, scope)) throw forbidden(scope);
     const clientName = server.getClientVersion()?.name;
+    const progressToken = ctx.mcpReq._meta?.progressToken;
     return callTool({
       env,
       tool,
@@ -52,6 +54,14 @@ export async function mcpServer(env: Env, principal: Principal): Promise<Server>
       responses: ctx.mcpReq.inputResponses,
       answeredBy: clientName ? `mcp:${clientName}` : 'mcp',
       shape: resultShaper({ env, tool: tool.name, canElicit: server.getClientCapabilities()?.elicitation !== undefined, codec, ctx }),
+      ...(progressToken !== undefined
+        ? {
+            follow: (runId: string) =>
+              followProgress(env, runId, (progress, message) =>
+                ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress, message } }),
+              ),
+          }
+        : {}),
     });
   });
 

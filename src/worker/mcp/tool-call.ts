@@ -17,6 +17,7 @@ import { answerOf, askKey } from './ask-question.ts';
 import { errorResult, type ResultShaper } from './call-result.ts';
 import type { AskState } from './request-state.ts';
 import type { ServedTool } from './served-tools.ts';
+import type { StopFollowing } from './run-progress.ts';
 
 /** How long a call waits for its run to stop running before it answers with the run as it stands. */
 export const CALL_WAIT_MS = 30_000;
@@ -34,6 +35,8 @@ export interface ToolCall {
   answeredBy: string;
   /** Turns the run as it stands into the call's result. */
   shape: ResultShaper;
+  /** Follows a run's progress until the returned stop is called with the run as the call answers it; absent without a progress token. */
+  follow?: (runId: string) => StopFollowing;
 }
 
 /** The error a request state that names nothing this call may continue gets: the protocol's, as the SDK words it. */
@@ -44,9 +47,24 @@ export function invalidState(): ProtocolError {
 /** Performs a call. */
 export async function callTool(call: ToolCall): Promise<CallToolResult | InputRequiredResult> {
   if (call.state !== undefined) return continueRun(call, call.state);
+  const request = { prompt: call.tool.prompt, args: (call.args ?? {}) as { [name: string]: Json } };
   let started: { view: ObjectView };
   try {
-    started = await startRun(call.env, { prompt: call.tool.prompt, args: (call.args ?? {}) as { [name: string]: Json }, waitMs: CALL_WAIT_MS });
+    if (call.follow) {
+      // Started at once, so its progress can be followed while the call waits (a second start of the same id waits and starts nothing).
+      const id = call.env.RUNS.newUniqueId();
+      await startRun(call.env, { ...request, id, waitMs: 0 });
+      const stop = call.follow(id.toString());
+      try {
+        started = await startRun(call.env, { ...request, id, waitMs: CALL_WAIT_MS });
+      } catch (error) {
+        await stop(null);
+        throw error;
+      }
+      await stop(started.view);
+    } else {
+      started = await startRun(call.env, { ...request, waitMs: CALL_WAIT_MS });
+    }
   } catch (error) {
     // The args do not fit the prompt (400, naming the arg): the caller's model can correct them.
     if (error instanceof ApiError && error.status === 400) return errorResult(error.message);
@@ -70,7 +88,15 @@ async function continueRun(call: ToolCall, state: AskState): Promise<CallToolRes
   }
   const answer = answerOf(response.content);
   if (!answer.ok) throw new ProtocolError(ProtocolErrorCode.InvalidParams, answer.message);
-  const outcome = await run.answer(state.ask, answer.answer, call.answeredBy, { waitMs: CALL_WAIT_MS });
+  const stop = call.follow?.(state.run);
+  let outcome: Awaited<ReturnType<typeof run.answer>>;
+  try {
+    outcome = await run.answer(state.ask, answer.answer, call.answeredBy, { waitMs: CALL_WAIT_MS });
+  } catch (error) {
+    await stop?.(null);
+    throw error;
+  }
+  await stop?.(outcome.ok ? outcome.view : null);
   if (outcome.ok) return call.shape(outcome.view);
   if (outcome.reason === 'not-a-choice') throw new ProtocolError(ProtocolErrorCode.InvalidParams, outcome.message, { choices: outcome.choices ?? [] });
   // Taken (answered elsewhere first, or this state replayed), expired, closed, or its run ended.
