@@ -111,7 +111,7 @@ describe('a form ask in the inbox', () => {
     expect(
       await field('days')
         .locator('input[type=checkbox]')
-        .evaluateAll((boxes) => boxes.map((box) => (box as HTMLInputElement).checked)),
+        .evaluateAll((boxes) => boxes.map((box) => (box as unknown as { checked: boolean }).checked)),
     ).toEqual([true, false, false]);
     await page.screenshot({ path: join(SHOTS, 'inbox-form.png'), fullPage: true });
 

@@ -14,7 +14,7 @@
  * Several chains of a run can wait on asks at once, each answered on its own, in any order.
  */
 import { askProblem } from '../../host/ask-limits.ts';
-import { formJson } from '../../host/ask-form.ts';
+import { formJson, readForm } from '../../host/ask-form.ts';
 import { OPERATOR_WINDOW_CLOSED, type AskContext, type Operator, type OperatorAnswer } from '../../host/operator.ts';
 import type { RunState } from '../run-object/run-state.ts';
 import { askWait, StoredAsks } from './stored-waits.ts';
@@ -26,6 +26,14 @@ export { chainOfAsk } from './stored-waits.ts';
 
 /** The ask id of an effect (and of its `part`-th ask, when it asks more than once). */
 export const askIdOf = (effect: { chain: string; seq: number }, part = 0): string => `${effect.chain}-${effect.seq}${part > 0 ? `.${part}` : ''}`;
+
+/** Why an ask's form cannot be stored and shown, or null: whoever made the ask, its form is MCP's elicitation schema within the caps (ask-form.ts). */
+function formProblem(context: AskContext): string | null {
+  if (context.form === undefined) return null;
+  if (context.choices !== undefined) return 'an ask offers choices or a form, not both';
+  const read = readForm(context.form);
+  return read.ok ? null : `the ask's form cannot be put to the operator: ${read.message}`;
+}
 
 /** What the asking chain gets from an ask's end: the answer, or the closed window (expired or closed alike: the model may ask again). */
 const operatorAnswer = (end: WaitEnd<AskAnswer>): OperatorAnswer =>
@@ -53,7 +61,7 @@ export class AskBroker implements Operator {
     const ended = record && endOf(askWait(record));
     if (ended) return operatorAnswer(ended);
     // Whoever makes it, an ask past the caps is never stored, indexed or notified (ask-limits.ts).
-    const problem = record ? null : askProblem(context);
+    const problem = record ? null : (askProblem(context) ?? formProblem(context));
     if (problem !== null) return { ok: false, message: problem };
     if (!record) {
       const question = context.question ?? null;
