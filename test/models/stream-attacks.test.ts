@@ -93,6 +93,17 @@ describe('a provider stream that sends too much', () => {
     },
   );
 
+  it.each(WIRES.filter((wire) => wire !== 'workers-ai'))('%s: a whole JSON answer of 100 MB instead of a stream fails at the cap too', async (wire) => {
+    const { outcome, served } = await attack(wire, {
+      contentType: 'application/json',
+      pieces: ['{"choices":[{"message":{"content":"'],
+      after: { repeat: 'x'.repeat(64 * 1024), upTo: HUNDRED_MB },
+    });
+    expect(outcome).toEqual({ ok: false, message: `${wire}: the reply sent more than 8 MiB, the most a reply may send (HTTP 200)` });
+    expect(served.closedByClient).toBe(true);
+    expect(served.written).toBeLessThan(HUNDRED_MB);
+  });
+
   it('a cap the Host sets smaller holds too', async () => {
     const { outcome } = await attack(
       'openai',

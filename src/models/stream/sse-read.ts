@@ -106,7 +106,7 @@ function readWithin(
 }
 
 /** A byte count as a failure names it: `8 MiB`, `64 KiB`, `100 bytes`. */
-function bytesText(bytes: number): string {
+export function bytesText(bytes: number): string {
   if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
   if (bytes % 1024 === 0) return `${bytes / 1024} KiB`;
   return `${bytes} bytes`;

@@ -4,7 +4,7 @@
  * time limits, and a stream cut in the middle or silent too long) and failure messages. A
  * retry after text was passed on is said first, as a restart (provider.ts's ReplyDelta).
  * Answers that are not a stream (an error's JSON, a server that does not stream) read as
- * postJson reads them.
+ * postJson reads them, within the same byte cap.
  */
 import {
   abortableSleep,
@@ -15,7 +15,6 @@ import {
   durationText,
   errorText,
   excerpt,
-  readText,
   retryable,
   retryAfterMs,
   settle,
@@ -25,7 +24,7 @@ import {
 } from '../http-round.ts';
 import type { DeltaListener, ModelOutcome } from '../provider.ts';
 import type { ReplyStream } from './reply-stream.ts';
-import { DEFAULT_IDLE_MS, DEFAULT_MAX_STREAM_BYTES, readReplyStream, type StreamRead } from './sse-read.ts';
+import { bytesText, DEFAULT_IDLE_MS, DEFAULT_MAX_STREAM_BYTES, readReplyStream, type StreamRead } from './sse-read.ts';
 
 /** How a streamed post reads its answer: the wire's stream parser, and the reply of a whole JSON answer. */
 export interface StreamWire {
@@ -115,18 +114,21 @@ async function attemptStream(
     } catch (error) {
       return interrupted() ?? { type: 'network', detail: errorText(error) };
     }
+    const maxBytes = options.maxStreamBytes ?? DEFAULT_MAX_STREAM_BYTES;
     if (!response.ok || !response.body || !isEventStream(response)) {
-      const read = await readText(response);
-      if (read.ok) return { type: 'answer', status: response.status, headers: response.headers, text: read.text };
+      const read = await readAtMost(response, maxBytes);
+      // An error's beginning is enough to quote; a reply past the cap is refused, as a stream would be.
+      if (read.over && response.ok)
+        return {
+          type: 'streamed',
+          status: response.status,
+          read: { type: 'failed', failure: `the reply sent more than ${bytesText(maxBytes)}, the most a reply may send`, retry: false },
+        };
+      if (read.ok || read.over) return { type: 'answer', status: response.status, headers: response.headers, text: read.text };
       return interrupted() ?? { type: 'cut', status: response.status, text: read.text };
     }
     const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
-    const read = await readReplyStream(
-      response.body,
-      wire.stream(),
-      { idleMs, maxBytes: options.maxStreamBytes ?? DEFAULT_MAX_STREAM_BYTES, signal: combined },
-      onText,
-    );
+    const read = await readReplyStream(response.body, wire.stream(), { idleMs, maxBytes, signal: combined }, onText);
     if (read.type !== 'interrupted') return { type: 'streamed', status: response.status, read };
     if (signal?.aborted) return { type: 'cancelled' };
     return {
@@ -136,6 +138,28 @@ async function attemptStream(
     };
   } finally {
     closer.abort();
+  }
+}
+
+/** The body as text, at most `maxBytes` of it (`over` past that, the rest not read); when it breaks, what arrived before. */
+async function readAtMost(response: Response, maxBytes: number): Promise<{ ok: boolean; over: boolean; text: string }> {
+  if (!response.body) return { ok: true, over: false, text: '' };
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let bytes = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return { ok: true, over: false, text: text + decoder.decode() };
+      bytes += value.byteLength;
+      if (bytes > maxBytes) return { ok: false, over: true, text };
+      text += decoder.decode(value, { stream: true });
+    }
+  } catch {
+    return { ok: false, over: false, text };
+  } finally {
+    reader.cancel().catch(() => undefined);
   }
 }
 
