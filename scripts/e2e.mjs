@@ -26,8 +26,9 @@
  * `runvil test` in a fresh folder, and a fork of it with the first answer changed completes
  * with what that answer leads to. So do the test files of the run whose HTTP tool waited, of
  * the MCP run and of a run that failed with a Lua error (scripts/e2e-replays.mjs), and each
- * forks at the end of its journal and at 0, ending as the run did. Offline; state in a fresh
- * directory.
+ * forks at the end of its journal and at 0, ending as the run did. An MCP host authorizes
+ * on /mcp with OAuth through the consent page, with the SDK's own OAuth client
+ * (scripts/e2e-oauth.mjs). Offline; state in a fresh directory.
  */
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -41,6 +42,7 @@ import { check, e2eClient, sleep, step } from './e2e-client.mjs';
 import { finishDeployRun, startDeployRun } from './e2e-callbacks.mjs';
 import { checkForks, checkTestFile, journalLength as journalLengthOf } from './e2e-replays.mjs';
 import { checkTriggers, TRIGGER_SECRETS, triggersYaml } from './e2e-triggers.mjs';
+import { checkOAuth } from './e2e-oauth.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const token = randomBytes(16).toString('hex');
@@ -349,6 +351,7 @@ async function main() {
   await checkForks(replays, failsId, failsFile, (view) => view.status === 'failed' && JSON.stringify(view.error) === JSON.stringify(failed.error));
   await checkInbox({ api, base, step, check }, receiver);
   await checkTriggers({ api, base, step, check, untilSettled });
+  await checkOAuth({ api, base, step, check });
   await mcpChecks();
 }
 
