@@ -8,6 +8,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { call, json, settled, testEnv } from './app/client.ts';
 import { GREET, WAITER } from './app/prompts.ts';
 import { KEY_CACHE_MS } from '../../src/worker/keys/key-lookup.ts';
+import { authorize, callMcp, register } from './app/oauth-client.ts';
 
 interface MadeKey {
   id: string;
@@ -295,6 +296,24 @@ describe('the rate limit', () => {
     await json(await call('GET', '/runs', { token: calm.key }), 200);
     // The root is the operator's own: never limited.
     await json(await call('GET', '/runs'), 200);
+  });
+});
+
+describe('the rate limit of an OAuth client', () => {
+  it('counts its token as a key is counted: 429 past the limit, for that client only', async () => {
+    const signer = await makeKey('oauth-limit-signer', ['runs:read']);
+    const busy = await register();
+    const calm = await register();
+    const busyToken = (await authorize(busy, signer.key, ['runs:read'])).access_token;
+    const calmToken = (await authorize(calm, signer.key, ['runs:read'])).access_token;
+    const limiter = testEnv.RUNVIL_KEY_LIMIT!;
+    let status = 0;
+    for (let attempt = 0; attempt < 3 && status !== 429; attempt++) {
+      while ((await limiter.limit({ key: `oauth:${busy.client_id}` })).success);
+      status = (await callMcp(busyToken)).status;
+    }
+    expect(status).toBe(429);
+    expect((await callMcp(calmToken)).status).toBe(200);
   });
 });
 

@@ -54,7 +54,7 @@ export function authenticate(request: Request, env: Env): Promise<Principal> {
 async function principalOf(request: Request, env: Env): Promise<Principal> {
   // An OAuth access token on /mcp, which the provider checked and vouched for (oauth/oauth-worker.ts).
   const grant = grantOf(request);
-  if (grant !== null) return { kind: 'oauth', clientId: grant.clientId, scopes: grant.scopes };
+  if (grant !== null) return limited(env, { kind: 'oauth', clientId: grant.clientId, scopes: grant.scopes }, `OAuth client ${JSON.stringify(grant.clientId)}`);
   const root = env.RUNVIL_API_TOKEN;
   if (typeof root !== 'string' || root === '') {
     throw new ApiError(
@@ -80,16 +80,20 @@ async function keyPrincipal(env: Env, token: string): Promise<Principal> {
   const key = await findKey(env.RUNVIL_DB, token);
   if (key === null) throw new ApiError(401, 'unknown key: this deployment has no such key (copy it whole, as `runvil keys create` printed it)');
   if (key.revoked_at !== null) throw new ApiError(401, `this key was revoked at ${key.revoked_at}: ask the deployment's operator for a new one`);
-  const principal: Principal = { kind: 'key', id: key.id, name: key.name, scopes: key.scopes };
-  if (!(await withinRateLimit(env, principal))) {
-    throw new ApiError(
-      429,
-      `key ${JSON.stringify(key.name)} is past its rate limit of requests per minute: try again after the time Retry-After gives`,
-      {},
-      { 'retry-after': String(RATE_LIMIT_PERIOD_SECONDS) },
-    );
-  }
-  return principal;
+  return limited(env, { kind: 'key', id: key.id, name: key.name, scopes: key.scopes }, `key ${JSON.stringify(key.name)}`);
+}
+
+/** `principal`, counted against its rate limit (an OAuth client's as a key's); 429 past it. */
+async function limited(env: Env, principal: Principal, who: string): Promise<Principal> {
+  if (await withinRateLimit(env, principal)) return principal;
+  throw new ApiError(
+    429,
+    `${who} is past its rate limit of requests per minute: try again after the time Retry-After gives`,
+    {},
+    {
+      'retry-after': String(RATE_LIMIT_PERIOD_SECONDS),
+    },
+  );
 }
 
 /**
