@@ -27,6 +27,9 @@ export const DEFAULT_IDLE_MS = 30_000;
 /** The default most bytes of a streamed reply: 8 MiB, far past any reply's text and calls. */
 export const DEFAULT_MAX_STREAM_BYTES = 8 * 1024 * 1024;
 
+/** How long the body's end is waited for after the wire's end mark. */
+const END_GRACE_MS = 100;
+
 /** How the reading ended: the reply, a failure (and whether sending the round again may pass), or the signal. */
 export type StreamRead = { type: 'reply'; reply: ModelReply } | { type: 'failed'; failure: string; detail?: string; retry: boolean } | { type: 'interrupted' };
 
@@ -65,7 +68,13 @@ export async function readReplyStream(
       if (bytes > bounds.maxBytes)
         return { type: 'failed', failure: `the stream sent more than ${bytesText(bounds.maxBytes)}, the most a reply may send`, retry: false };
       parser.feed(decoder.decode(next.value, { stream: true }));
-      if (failure !== null || wire.ended) break;
+      if (failure !== null) break;
+      if (wire.ended) {
+        // The body's own end usually follows the end mark at once: read it, so the connection
+        // goes back to the pool for the next round; a server that holds it open is not waited for.
+        await readWithin(reader, END_GRACE_MS, bounds.signal);
+        break;
+      }
     }
   } finally {
     // After the end mark, a bound or a failure: the rest is not read (a no-op once it has ended).
