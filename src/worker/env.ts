@@ -14,6 +14,8 @@ export interface Env {
   RUNVIL_KV: KvNamespace;
   /** The index of runs and asks behind `GET /runs` and `GET /asks` (run-index.ts). */
   RUNVIL_DB: D1Database;
+  /** OAuth for `/mcp`: the provider's clients, grants and tokens (oauth/; the provider reads it by this name). */
+  OAUTH_KV?: KvNamespace;
   /** Workers AI, for prompts whose models use the `workers-ai` provider. */
   AI?: AiBinding;
   /** The bearer token of the API. Without it every API request is refused. */
