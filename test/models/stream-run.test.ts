@@ -161,3 +161,55 @@ describe("tasks' model steps streamed", () => {
     expect(new Set(deltas.map((delta) => delta.task))).toEqual(new Set(['0.0', '0.1']));
   });
 });
+
+describe('a streamed step cut or cancelled during a run', () => {
+  it("a round sent again after a cut tells the step's restart, and the run ends as if it never broke", async () => {
+    const tools = Buffer.from(recorded('openai-tools.sse'));
+    const text = recorded('openai-text.sse');
+    const server = await streamServer((_body, index) =>
+      index === 0 ? { pieces: [tools.subarray(0, tools.indexOf('call_b'))], after: 'cut' } : { pieces: bytePieces(index === 1 ? tools : text, 9) },
+    );
+    servers.push(server);
+    const deltas: ModelDelta[] = [];
+    const parsed = parsePrompt(loopPrompt('{ provider: openai, model: m-test }'), 'loop.md');
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+    const models = modelDirectory({ OPENAI_BASE_URL: server.url }, {}, { round: fastRounds() });
+    const outcome = await runOnHost(
+      await cliPlatform(),
+      { packs: [statsPack([])], models, operator: new ScriptedOperator([]) },
+      {
+        prompt: parsed.prompt,
+        seed: 'stream',
+        onModelDelta: (delta) => deltas.push(delta),
+      },
+    );
+    expect(outcome).toMatchObject({ status: 'completed', result: 'Hello, wörld — ☃ "quoted"\nand 🎉 done.' });
+    const first = deltas.filter((delta) => delta.step === deltas[0]!.step);
+    expect(first.map((delta) => (delta.restart ? '|restart|' : delta.text)).join('')).toBe('Let me count.|restart|Let me count.');
+    expect(first.find((delta) => delta.restart)).toEqual({ type: 'model_delta', step: deltas[0]!.step, task: '0', text: '', restart: true });
+  });
+
+  it("cancelling the run during a step closes the provider's request", async () => {
+    const sse = Buffer.from(recorded('openai-text.sse'));
+    const server = await streamServer(() => ({ pieces: [sse.subarray(0, sse.indexOf('\n\n', sse.indexOf('Hello')) + 2)], after: 'open' }));
+    servers.push(server);
+    const controller = new AbortController();
+    const parsed = parsePrompt(loopPrompt('{ provider: openai, model: m-test }'), 'loop.md');
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+    const models = modelDirectory({ OPENAI_BASE_URL: server.url }, {}, { round: fastRounds({ timeoutMs: 30_000, idleMs: 30_000 }) });
+    const outcome = await runOnHost(
+      await cliPlatform(),
+      { packs: [statsPack([])], models, operator: new ScriptedOperator([]) },
+      {
+        prompt: parsed.prompt,
+        seed: 'stream',
+        signal: controller.signal,
+        onModelDelta: () => controller.abort(),
+      },
+    );
+    expect(outcome.status).toBe('failed');
+    await server.served[0]!.closed;
+    expect(server.served[0]!.closedByClient).toBe(true);
+    expect(server.requests).toHaveLength(1);
+  });
+});
