@@ -121,10 +121,15 @@ function deltaListener(options: HarnessOptions, step: number | undefined, task: 
   const listener = options.onModelDelta;
   if (!listener) return undefined;
   const at = step ?? 0;
-  return (delta) =>
-    listener(
-      delta.restart ? { type: 'model_delta', step: at, task, text: delta.text, restart: true } : { type: 'model_delta', step: at, task, text: delta.text },
-    );
+  return (delta) => {
+    try {
+      listener(
+        delta.restart ? { type: 'model_delta', step: at, task, text: delta.text, restart: true } : { type: 'model_delta', step: at, task, text: delta.text },
+      );
+    } catch {
+      // A watcher that fails (a closed connection) is no failure of the round: the reply still comes.
+    }
+  };
 }
 
 /** A service directory over a plain record. */

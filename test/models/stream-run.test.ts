@@ -102,6 +102,15 @@ describe('a model step streamed through the Host', () => {
     expect(texts.inFlight()).toEqual([]);
   });
 
+  it('a delta listener that throws does not fail the round', async () => {
+    const { outcome } = await run('openai', (await loopServer('openai')).url, {
+      onModelDelta: () => {
+        throw new Error('the watcher went away');
+      },
+    });
+    expect(outcome).toMatchObject({ status: 'completed', result: 'Hello, wörld — ☃ "quoted"\nand 🎉 done.' });
+  });
+
   it('a replay answers the rounds from the journal: no request, no delta, the same result', async () => {
     const server = await loopServer('openai');
     const first = await run('openai', server.url, { onModelDelta: () => undefined });
