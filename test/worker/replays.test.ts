@@ -253,7 +253,7 @@ describe('a fork that cannot be made', () => {
       expect(await refusal(await fork(original.run_id, body), 400)).toMatch(new RegExp(`^\`answers\` names the ask "${name}"`));
     }
     expect(await refusal(await fork(original.run_id, { at: length, answers: { '0-1': 5 } }), 400)).toBe(
-      '`answers` gives the ask "0-1" a number; an answer is a string',
+      '`answers` gives the ask "0-1" a number; an answer is a string, or an object for an ask with a form',
     );
     expect(await refusal(await fork(original.run_id, { at: length, answers: ['Eve'] }), 400)).toMatch(/^`answers` must be a JSON object/);
   });
