@@ -2,11 +2,14 @@
  * Asks with forms in workerd (issue 28, DESIGN.md Part 3 "Asks with forms"): the pending ask
  * carries its form in GET /runs/:id and GET /asks; POST /runs/:id/asks/:ask_id takes a JSON
  * object that fits the form, refusing anything else with 400 naming the field while the ask
- * stays pending; the run then gets the object's JSON text. A fork's answers are checked the
- * same way.
+ * stays pending; the run then gets the object's JSON text. The ask.created notification
+ * carries the form too. A fork's answers are checked the same way.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { NOTIFICATION_TYPES } from '../../src/config/deployment-config.ts';
 import { call, drive, getRun, json, settled, type RunView } from './app/client.ts';
+import { notifications } from './app/test-worker.ts';
 
 const FORMS = `---
 name: forms
@@ -196,5 +199,30 @@ describe("a fork's answer to a form ask", () => {
         message: '`answers`: the answer does not fit the form of the ask 0-1 ("Who is coming?"): the field "guests" must be at most 4, not 9',
       }),
     });
+  });
+});
+
+describe('the ask.created notification of a form ask', () => {
+  const url = 'https://chat.test/forms';
+  const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+
+  afterEach(() => {
+    notifications.targets = [];
+  });
+
+  it('carries the form as the pending ask does', async () => {
+    notifications.targets = [{ url, secret, events: new Set(NOTIFICATION_TYPES), prompts: new Set(['forms']) }];
+    const runId = await start();
+    const view = await settled(runId);
+    let created: { type: string; data: { run_id: string; form: unknown } } | undefined;
+    for (let i = 0; created === undefined && i < 2000; i++) {
+      created = notifications.sent
+        .filter((sent) => sent.url === url)
+        .map((sent) => new Webhook(secret).verify(sent.body, sent.headers) as { type: string; data: { run_id: string; form: unknown } })
+        .find((event) => event.type === 'ask.created' && event.data.run_id === runId);
+      if (created === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(created?.data).toEqual(view.pending[0]);
+    expect(created?.data.form).toEqual(FORM);
   });
 });
