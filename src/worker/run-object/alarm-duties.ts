@@ -45,7 +45,7 @@ export async function ringAlarm(object: AlarmSeams): Promise<void> {
 }
 
 /**
- * Ends, as expired, every ask and tool call past its deadline (wait-ledger.ts): the live
+ * Ends, as expired, every ask and tool call past its deadline (src/host/waits/wait-ledger.ts): the live
  * run's chains that wait on them are handed the expiry (an ask's call fails with
  * OPERATOR_WINDOW_CLOSED, a tool call with "no result within"), or the run, not in memory,
  * is replayed, and its replay finds them expired. Asks and calls alike.

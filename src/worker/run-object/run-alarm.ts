@@ -74,7 +74,7 @@ export function alarmTime(state: RunState, outboxDue: number | null, now: number
   if (!meta) return null;
   const progress = state.progress();
   const times = [isFinal(progress.status) ? null : nextAlarm(meta, progress, now), outboxDue];
-  // A pending ask's or waiting tool call's deadline wakes the run (wait-ledger.ts).
+  // A pending ask's or waiting tool call's deadline wakes the run (src/host/waits/wait-ledger.ts).
   if (!isFinal(progress.status)) {
     const { asks, calls } = storedLedgers(state);
     times.push(asks.nextDeadline(), calls.nextDeadline());

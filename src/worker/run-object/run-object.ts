@@ -253,7 +253,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   }
 
   /**
-   * One of the run's waits ended with a result (wait-ledger.ts): the live run's chain that
+   * One of the run's waits ended with a result (src/host/waits/wait-ledger.ts): the live run's chain that
    * waits is handed it, or the run, not in memory, is replayed, and its replay finds it.
    */
   private waitEnded(kind: WaitKind, id: string): void {
