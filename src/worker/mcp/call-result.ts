@@ -12,6 +12,7 @@ import { publicView } from '../waits/ask-view.ts';
 import type { AskInfo, ObjectView, PendingAsk } from '../run-object/run-view.ts';
 import { askKey, elicitationOf } from './ask-question.ts';
 import type { AskStateCodec } from './request-state.ts';
+import { taskOf } from './run-task.ts';
 
 /** Turns the run as it stands into the call's result; `declined` names an ask the caller declined just now (it is not asked again). */
 export type ResultShaper = (view: ObjectView, options?: { declined?: string }) => Promise<CallToolResult | InputRequiredResult>;
@@ -25,6 +26,8 @@ export interface ShapingContext {
   canElicit: boolean;
   /** Signs request states; null when the deployment has no secret (the pending ask is returned instead). */
   codec: AskStateCodec | null;
+  /** True when the caller declared the tasks extension: a run that outlives the request is then a task. */
+  takesTasks: boolean;
   ctx: ServerContext;
 }
 
@@ -53,13 +56,15 @@ export function resultShaper(context: ShapingContext): ResultShaper {
           const requestState = await context.codec.mint({ run: view.run_id, ask: ask.ask_id, tool: context.tool, expires: ask.expires_at }, context.ctx);
           return { ...inputRequired({ inputRequests: { [askKey(ask.ask_id)]: inputRequired.elicit(elicitationOf(ask)) }, requestState }), _meta };
         }
+        if (context.takesTasks) return { resultType: 'task', ...taskOf(view), _meta } as unknown as CallToolResult;
         return { ...pendingResult(await publicView(context.env, view)), _meta };
       }
     }
   };
 }
 
-function completedResult(text: string): CallToolResult {
+/** A completed run's result: its text, and as structuredContent when it is a JSON object. */
+export function completedResult(text: string): CallToolResult {
   const structured = jsonObjectOf(text);
   return { content: [{ type: 'text', text }], ...(structured ? { structuredContent: structured } : {}) };
 }

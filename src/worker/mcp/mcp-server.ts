@@ -16,6 +16,7 @@ import { servedTool, servedTools } from './served-tools.ts';
 import { callTool, invalidState } from './tool-call.ts';
 import { registerRunResources } from './run-resources.ts';
 import { followProgress } from './run-progress.ts';
+import { registerTasks, TASKS_EXTENSION } from './mcp-tasks.ts';
 
 /** The server's name and version, as `initialize` and `server/discover` give them. */
 export const SERVER_INFO = { name: 'runvil', version: '0.1.0' };
@@ -24,7 +25,7 @@ export const SERVER_INFO = { name: 'runvil', version: '0.1.0' };
 export async function mcpServer(env: Env, principal: Principal): Promise<Server> {
   const codec = await askStateCodec(env, principalId(principal));
   const server = new Server(SERVER_INFO, {
-    capabilities: { tools: {}, resources: {} },
+    capabilities: { tools: {}, resources: {}, extensions: { [TASKS_EXTENSION]: {} } },
     jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
     ...(codec ? { requestState: { verify: (state: string, ctx: ServerContext) => codec.verify(state, ctx) } } : {}),
   });
@@ -44,7 +45,7 @@ export async function mcpServer(env: Env, principal: Principal): Promise<Server>
     if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const scope = startScope(tool.prompt);
     if (!holds(principal, scope)) throw forbidden(scope);
-    const clientName = server.getClientVersion()?.name;
+    const capabilities = server.getClientCapabilities();
     const progressToken = ctx.mcpReq._meta?.progressToken;
     return callTool({
       env,
@@ -52,8 +53,8 @@ export async function mcpServer(env: Env, principal: Principal): Promise<Server>
       args: request.params.arguments,
       state: stateOf(ctx, codec !== null),
       responses: ctx.mcpReq.inputResponses,
-      answeredBy: clientName ? `mcp:${clientName}` : 'mcp',
-      shape: resultShaper({ env, tool: tool.name, canElicit: server.getClientCapabilities()?.elicitation !== undefined, codec, ctx }),
+      answeredBy: answeredBy(server),
+      shape: resultShaper({ env, tool: tool.name, canElicit: capabilities?.elicitation !== undefined, takesTasks: takesTasks(capabilities), codec, ctx }),
       ...(progressToken !== undefined
         ? {
             follow: (runId: string) =>
@@ -66,6 +67,7 @@ export async function mcpServer(env: Env, principal: Principal): Promise<Server>
   });
 
   registerRunResources(server, env, principal);
+  registerTasks(server, env, principal, () => answeredBy(server));
   return server;
 }
 
@@ -74,4 +76,16 @@ function stateOf(ctx: ServerContext, verified: boolean): AskState | undefined {
   const state = ctx.mcpReq.requestState<AskState>();
   if (state !== undefined && !verified) throw invalidState();
   return state;
+}
+
+/** `answered_by` of an answer this server's caller gives: `mcp:<clientInfo.name>`, else `mcp`. */
+function answeredBy(server: Server): string {
+  const name = server.getClientVersion()?.name;
+  return name ? `mcp:${name}` : 'mcp';
+}
+
+/** True when the caller's capabilities declare the tasks extension (2026-07-28: per request). */
+function takesTasks(capabilities: ReturnType<Server['getClientCapabilities']>): boolean {
+  const extensions = (capabilities as { extensions?: Record<string, unknown> } | undefined)?.extensions;
+  return extensions !== undefined && extensions !== null && Object.hasOwn(extensions, TASKS_EXTENSION);
 }

@@ -21,16 +21,23 @@ export interface RawAnswer {
 let nextId = 1;
 
 /** Sends one JSON-RPC request of `method` with `params` (the envelope added) to `/mcp`. */
-export async function rawRequest(method: string, params: object, options: { token?: string; headers?: Record<string, string> } = {}): Promise<RawAnswer> {
+export async function rawRequest(
+  method: string,
+  params: object,
+  options: { token?: string; headers?: Record<string, string>; capabilities?: object } = {},
+): Promise<RawAnswer> {
+  const envelope = options.capabilities ? { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': options.capabilities } : ENVELOPE;
+  const named =
+    (params as { name?: unknown; taskId?: unknown; uri?: unknown }).name ?? (params as { taskId?: unknown }).taskId ?? (params as { uri?: unknown }).uri;
   const response = await call('POST', '/mcp', {
     token: options.token ?? API_TOKEN,
-    body: { jsonrpc: '2.0', id: nextId++, method, params: { ...params, _meta: ENVELOPE } },
+    body: { jsonrpc: '2.0', id: nextId++, method, params: { ...params, _meta: envelope } },
     headers: {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
       'mcp-protocol-version': '2026-07-28',
       'mcp-method': method,
-      ...('name' in params ? { 'mcp-name': String(params.name) } : {}),
+      ...(typeof named === 'string' ? { 'mcp-name': named } : {}),
       ...options.headers,
     },
   });
@@ -56,5 +63,5 @@ export const rawCallTool = (
   name: string,
   args: object,
   retry: { requestState?: string; inputResponses?: object } = {},
-  options: { token?: string; headers?: Record<string, string> } = {},
+  options: { token?: string; headers?: Record<string, string>; capabilities?: object } = {},
 ): Promise<RawAnswer> => rawRequest('tools/call', { name, arguments: args, ...retry }, options);
