@@ -105,3 +105,26 @@ describe('a run as a test file', () => {
       });
   });
 });
+
+describe("a form ask's answer in a run's test file", () => {
+  const form = { type: 'object', properties: { email: { type: 'string' }, guests: { type: 'integer' } }, required: ['email'] };
+  const asked: JournalEntry[] = [call(1, 'user-input/ask', { question: 'Who?', form }, { ok: true, value: '{"email":"ada@example.com","guests":2}' })];
+
+  it('is written as the map it is, which the test file reads back as the answer', async () => {
+    expect(splitJournal(asked).answers).toEqual([{ email: 'ada@example.com', guests: 2 }]);
+    const file = runTestFile({
+      run_id: 'r2',
+      prompt: 'p',
+      source: `---\nname: p\ndescription: d\nrunvil: 0\n---\n# P\n\n## S\n`,
+      args: {},
+      seed: '0x10',
+      journal: asked,
+      ending: { status: 'completed', result: 'ok' },
+      events: [],
+      packs: [],
+    });
+    expect(parse(file).answers).toEqual([{ email: 'ada@example.com', guests: 2 }]);
+    const read = await readTestText(file, 'r2.test.yaml', async () => 'no files');
+    expect(read.ok && read.value.answers).toEqual([{ email: 'ada@example.com', guests: 2 }]);
+  });
+});
