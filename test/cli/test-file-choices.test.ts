@@ -164,3 +164,34 @@ describe('runvil run --from a test file with an answer outside its choices', () 
     }
   });
 });
+
+describe("a test file's answers to an ask with a form", () => {
+  const formAsk = `---
+name: choosy
+description: Asks with a form.
+runvil: 0
+uses: [user-input]
+---
+# Choosy
+
+## Ask
+
+\`\`\`lua
+return 'got ' .. tools.call('user-input/ask', { question = 'Size?', form = { type = 'object', properties = { size = { type = 'string', enum = { 's', 'm' } } }, required = { 'size' } } })
+\`\`\`
+`;
+  const line = formAsk.split('\n').length + 2;
+
+  it('passes with a map that fits, and Lua gets its JSON text', async () => {
+    expect(await run(testFile(formAsk, 'answers:\n  - { size: m }\nexpect:\n  result: \'got {"size":"m"}\'\n'))).toEqual([]);
+  });
+
+  it('is refused at its line for a map that does not fit, or a text, naming the field', async () => {
+    expect(await run(testFile(formAsk, 'answers:\n  - { size: xl }\nexpect:\n  result: got\n'))).toEqual([
+      `choosy.test.yaml:${line}:5: \`answers[0]\`: the answer does not fit the form of the ask 0-1 ("Size?"): the field "size" must be one of "s", "m", not "xl"`,
+    ]);
+    expect(await run(testFile(formAsk, 'answers:\n  - m\nexpect:\n  result: got\n'))).toEqual([
+      `choosy.test.yaml:${line}:5: \`answers[0]\`: the answer does not fit the form of the ask 0-1 ("Size?"): the answer to a form must be a JSON object of its fields ("size"), not the text "m"`,
+    ]);
+  });
+});
