@@ -82,7 +82,9 @@ export function ConsentPage(props: ConsentPageProps) {
               Runvil key
               <input type="password" name="key" autocomplete="off" required />
             </label>
-            <p class="muted">Sign in with the deployment's API token or a key made with `runvil keys create`. You can grant at most what that key may do.</p>
+            <p class="muted">
+              Sign in with the deployment's API token or a key made with <code>runvil keys create</code>. You can grant at most what that key may do.
+            </p>
             <fieldset>
               <legend>Scopes to grant</legend>
               {props.offered.map((offer) => (
