@@ -146,7 +146,7 @@ function formFrom(value: unknown): AskForm {
     if (name === '__proto__') throw new FormError('form.properties.__proto__', 'is a name JavaScript objects reserve; name the field otherwise');
     fields[name] = fieldFrom(properties[name], `form.properties.${name}`);
   }
-  const required = value.required;
+  const required = listOrEmpty(value.required);
   let requiredNames: string[] | undefined;
   if (required !== undefined && required !== null) {
     if (!Array.isArray(required)) throw new FormError('form.required', 'must be a list of field names');
@@ -202,9 +202,10 @@ function fieldFrom(value: unknown, at: string): FormField {
       );
   }
   if (Object.hasOwn(value, 'default') && value.default !== null && value.default !== undefined) {
-    const problem = fieldProblem(field, value.default as Json);
+    const fallback = field.type === 'array' ? listOrEmpty(value.default) : value.default;
+    const problem = fieldProblem(field, fallback as Json);
     if (problem !== null) throw new FormError(`${at}.default`, `does not fit the field: it ${problem}`);
-    (field as { default?: Json }).default = Array.isArray(value.default) ? [...(value.default as string[])] : (value.default as Json);
+    (field as { default?: Json }).default = Array.isArray(fallback) ? [...(fallback as string[])] : (fallback as Json);
   }
   return field;
 }
@@ -293,6 +294,9 @@ function optionsFrom(value: unknown, at: string): FormOption[] {
   if (new Set(options.map((option) => option.const)).size !== options.length) throw new FormError(at, 'lists a value (const) twice');
   return options;
 }
+
+/** An empty table where a list is due is the empty list: Lua's `{}` crosses as an empty object. */
+const listOrEmpty = (value: unknown): unknown => (isObject(value) && Object.keys(value).length === 0 ? [] : value);
 
 /** Refuses any key of `value` outside `known`, naming it: a key MCP's schema lacks would mean nothing to an MCP client. */
 function onlyKeys(value: Fields, at: string, known: readonly string[]): void {

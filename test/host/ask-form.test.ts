@@ -84,6 +84,13 @@ describe('a form is read as MCP writes requestedSchema', () => {
     expect(form(schema)).toEqual(schema);
   });
 
+  it("reads Lua's empty table as the empty list where a list is due (required, a multi-select's default)", () => {
+    expect(form({ type: 'object', properties: { a: { type: 'array', items: { type: 'string', enum: ['x'] }, default: {} } }, required: {} })).toEqual({
+      type: 'object',
+      properties: { a: { type: 'array', items: { type: 'string', enum: ['x'] }, default: [] } },
+    });
+  });
+
   it('is read from the ask arguments, and an ask without one has none', () => {
     expect(formOf({ question: 'q', form: { type: 'object', properties: { a: { type: 'boolean' } } } })).toEqual({
       type: 'object',
