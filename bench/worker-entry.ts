@@ -176,4 +176,7 @@ app.get('/bench/b1', requireApiToken, async (c) => {
   return c.json(await measureB1(await isolatePlatform(), await createWorkerdLuaFactory(glue), iterations));
 });
 
+// wrangler.toml binds MCP_SESSIONS to this class: an entry that does not export it does not start.
+export { McpSession } from '../src/worker/mcp/mcp-session.ts';
+
 export default app;

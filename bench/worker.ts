@@ -50,11 +50,15 @@
  *  - a trigger's delivery to the run started, beside a plain start (bench/worker-triggers.ts):
  *    a signed GitHub delivery to `POST /hooks/bench-gh` and `POST /prompts/hello/runs`, each
  *    to its 202, interleaved in the same run; goal at most 1.2x.
+ *  - a prompt called over MCP beside the same prompt over REST (bench/worker-mcp.ts): `hello`
+ *    by `tools/call` on /mcp (2026-07-28) and by `POST /prompts/hello/runs?wait=30`, each to
+ *    its result, interleaved in the same run, goal at most 1.2x; and an ask answered by the
+ *    call's retry with its requestState beside `POST /runs/:id/asks/:ask_id?wait=30`.
  * The client side (the API, the clock, W3 runs driven to their ask and resumed) is
  * bench/worker-client.ts.
  * Every other time includes one HTTP round trip on 127.0.0.1 through wrangler's local proxy;
  * the `GET /health` median is printed beside them. Run with `npm run bench:worker` (BENCH_SCALE=0.1
- * for a quick pass, BENCH_PARTS=w3 for one part: throughput, w3, fanout, callbacks, inbox, outbox, b1, triggers).
+ * for a quick pass, BENCH_PARTS=w3 for one part: throughput, w3, fanout, callbacks, inbox, outbox, b1, triggers, mcp).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -67,6 +71,7 @@ import { api, BATCHES, median, now, resumeBatch, resumeOnce, token, useServer } 
 import { inbox, NOTIFY_SECRET, outboxCost, startReceiver } from './worker-inbox.ts';
 import { startToolService, TOOL_SERVICE_SECRET } from '../scripts/tool-service.mjs';
 import { BENCH_GITHUB_SECRET, triggerStarts, TRIGGERS_YAML } from './worker-triggers.ts';
+import { mcpCalls } from './worker-mcp.ts';
 
 const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
 const stateDir = `.wrangler/bench-state-${process.pid}`;
@@ -301,7 +306,7 @@ async function fanout(): Promise<Record<string, number>> {
 const receiver = await startReceiver();
 
 try {
-  const parts = (process.env.BENCH_PARTS ?? 'throughput,w3,fanout,callbacks,inbox,outbox,b1,triggers').split(',');
+  const parts = (process.env.BENCH_PARTS ?? 'throughput,w3,fanout,callbacks,inbox,outbox,b1,triggers,mcp').split(',');
   // LangGraph runs first and alone, so neither side competes for the CPU with the other.
   const langGraph = parts.includes('w3') && process.env.BENCH_PEERS !== '0' ? measureLangGraph(String(scale)) : null;
   const langGraphUs = langGraph?.['W3 N=100'] ?? RECORDED['W3 N=100']!.langGraph;
@@ -325,6 +330,7 @@ try {
     ...(parts.includes('outbox') ? await outboxCost(scale) : {}),
     ...(parts.includes('b1') ? await b1Part((path) => api<B1Measure>('GET', path), scale) : {}),
     ...(parts.includes('triggers') ? await triggerStarts(server, token, scale) : {}),
+    ...(parts.includes('mcp') ? await mcpCalls(server, token, scale) : {}),
   };
   console.log(`RESULT ${JSON.stringify(results)}`);
 } catch (error) {
