@@ -3,8 +3,9 @@
  * `npm test`: every check and test suite of the project, each step to its end whatever the
  * others did, and exit 1 if any failed. On the 2-core machine the steps run in two lanes at
  * once, of about the same length: the static checks, the Node suites and the prompt tests in
- * one; the workerd suites, the browser tests and the end-to-end check in the other (the two
- * that serve the local server never at the same time). Each lane's waits (a server starting, a page loading) leave the CPU to the other.
+ * one; the workerd suites, the browser tests, the end-to-end check and the MCP checks (the
+ * conformance suite, e2e-mcp) in the other (the steps that serve the local server never at the
+ * same time). Each lane's waits (a server starting, a page loading) leave the CPU to the other.
  *
  * A step's output is kept whole in .wrangler/test-logs/<step>.log and printed when the step
  * ends, in one piece rather than interleaved with the other lane's; a step that passed shows
@@ -39,10 +40,13 @@ const LANES = [
   ],
   [
     { name: 'workers', command: 'npm run --silent test:workers', limit: 25 * MINUTE },
-    // The two steps that serve the local server share one lane: each writes the checkout's
-    // generated config and wrangler's env file, which the other's server would reload.
+    // The steps that serve the local server share one lane: each writes the checkout's
+    // generated config and wrangler's env file, which another's server would reload.
     { name: 'browser', command: 'npm run --silent test:browser', limit: 15 * MINUTE },
     { name: 'e2e', command: 'npm run --silent e2e', limit: 10 * MINUTE },
+    // /mcp: the MCP project's conformance suite, then clients no one here wrote (issue 28).
+    { name: 'conformance', command: 'npm run --silent mcp:conformance', limit: 10 * MINUTE },
+    { name: 'e2e-mcp', command: 'npm run --silent e2e:mcp', limit: 10 * MINUTE },
   ],
 ];
 
