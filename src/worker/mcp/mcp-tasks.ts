@@ -68,11 +68,13 @@ export function registerTasks(server: Server, env: Env, principal: Principal, an
       if (entry.kind !== 'ask') continue;
       const response = inputResponse(inputResponses, askKey(entry.ask_id));
       if (response.kind !== 'elicit' || response.action !== 'accept') continue;
-      const answer = answerOf(response.content);
+      const answer = answerOf(entry, response.content);
       if (!answer.ok) throw new ProtocolError(ProtocolErrorCode.InvalidParams, answer.message);
       const outcome = await runObject(env, taskId).answer(entry.ask_id, answer.answer, answeredBy(), { waitMs: 0 });
       if (!outcome.ok && outcome.reason === 'not-a-choice')
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, outcome.message, { choices: outcome.choices ?? [] });
+      if (!outcome.ok && outcome.reason === 'not-a-fit')
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, outcome.message, outcome.field !== undefined ? { field: outcome.field } : {});
     }
     return {};
   });

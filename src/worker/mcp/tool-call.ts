@@ -12,7 +12,7 @@ import type { Env } from '../env.ts';
 import { ApiError } from '../http/http-error.ts';
 import { runObject } from '../run-object/run-ids.ts';
 import { startRun } from '../run-object/start-run.ts';
-import type { ObjectView } from '../run-object/run-view.ts';
+import type { AskInfo, ObjectView } from '../run-object/run-view.ts';
 import { answerOf, askKey } from './ask-question.ts';
 import { errorResult, type ResultShaper } from './call-result.ts';
 import type { AskState } from './request-state.ts';
@@ -79,14 +79,15 @@ async function continueRun(call: ToolCall, state: AskState): Promise<CallToolRes
   const run = runObject(call.env, state.run);
   // Replayed, or answered elsewhere first (first answer wins): the ask is no longer pending.
   const view = await run.view();
-  if (view === null || !view.pending.some((entry) => entry.kind === 'ask' && entry.ask_id === state.ask)) throw invalidState();
+  const ask = view?.pending.find((entry): entry is AskInfo => entry.kind === 'ask' && entry.ask_id === state.ask);
+  if (view === null || ask === undefined) throw invalidState();
   const response = inputResponse(call.responses, askKey(state.ask));
   if (response.kind !== 'elicit' || response.action !== 'accept') {
     // Declined or cancelled: nothing is answered, the ask stays pending for the inbox.
     if (response.kind === 'elicit') return call.shape(view, { declined: state.ask });
     return call.shape(view);
   }
-  const answer = answerOf(response.content);
+  const answer = answerOf(ask, response.content);
   if (!answer.ok) throw new ProtocolError(ProtocolErrorCode.InvalidParams, answer.message);
   const stop = call.follow?.(state.run);
   let outcome: Awaited<ReturnType<typeof run.answer>>;
@@ -99,6 +100,8 @@ async function continueRun(call: ToolCall, state: AskState): Promise<CallToolRes
   await stop?.(outcome.ok ? outcome.view : null);
   if (outcome.ok) return call.shape(outcome.view);
   if (outcome.reason === 'not-a-choice') throw new ProtocolError(ProtocolErrorCode.InvalidParams, outcome.message, { choices: outcome.choices ?? [] });
+  if (outcome.reason === 'not-a-fit')
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, outcome.message, outcome.field !== undefined ? { field: outcome.field } : {});
   // Taken (answered elsewhere first, or this state replayed), expired, closed, or its run ended.
   throw invalidState();
 }

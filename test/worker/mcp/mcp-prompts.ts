@@ -20,3 +20,30 @@ store.write('answers.txt', who .. '\\n' .. when)
 return who .. ' ships ' .. when
 \`\`\`
 `;
+
+/** The form FORM_ASK asks with: MCP's requestedSchema as the prompt gives it. */
+export const SHIP_FORM = {
+  type: 'object',
+  properties: {
+    owner: { type: 'string', title: 'Owner', minLength: 1 },
+    days: { type: 'integer', title: 'Days', minimum: 1, maximum: 30 },
+    channel: { type: 'string', title: 'Channel', enum: ['email', 'chat'] },
+  },
+  required: ['owner', 'days'],
+};
+
+/** Asks with a form; answers the filled object's JSON text. */
+export const FORM_ASK = `---
+name: form-ask
+description: Asks with a form.
+runvil: 0
+uses: [user-input]
+---
+# Form ask
+
+\`\`\`lua
+local answer = tools.call('user-input/ask', { question = 'Ship details?', form = json.decode(${JSON.stringify(JSON.stringify(SHIP_FORM))}) })
+local filled = json.decode(answer)
+return filled.owner .. ' in ' .. filled.days .. ' days'
+\`\`\`
+`;
