@@ -6,7 +6,7 @@
  * on /mcp beside it. The attacker's side is oauth-attacks.test.ts.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { call, json } from './app/client.ts';
+import { call, json, testEnv } from './app/client.ts';
 import {
   authorize,
   authorizePath,
@@ -21,6 +21,7 @@ import {
   REDIRECT_URI,
   send,
   tokenRequest,
+  worker,
   type Client,
   type Tokens,
 } from './app/oauth-client.ts';
@@ -64,6 +65,25 @@ describe('discovery', () => {
     const response = await send('/mcp', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toContain(`resource_metadata="${ORIGIN}/.well-known/oauth-protected-resource/mcp"`);
+  });
+});
+
+describe('the public origin', () => {
+  it('is taken as a URL spells it: a host in capitals, a default port', async () => {
+    const env = { ...testEnv, RUNVIL_ORIGIN: 'https://Runvil.TEST:443' };
+    const response = await worker.fetch(new Request(`${ORIGIN}/.well-known/oauth-authorization-server`), env);
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { issuer: string }).issuer).toBe(ORIGIN);
+  });
+
+  it('is needed: without one there is no OAuth (its routes are 404), and keys still work on /mcp', async () => {
+    const env = { ...testEnv, RUNVIL_ORIGIN: '' };
+    for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/oauth-protected-resource/mcp', '/oauth/register', '/oauth/token']) {
+      const response = await worker.fetch(new Request(`${ORIGIN}${path}`, { method: path.startsWith('/oauth') ? 'POST' : 'GET' }), env);
+      expect(response.status, path).toBe(404);
+    }
+    const mcp = await worker.fetch(new Request(`${ORIGIN}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${API_TOKEN}` }, body: '{}' }), env);
+    expect(await mcp.json()).toEqual({ principal: { kind: 'root' } });
   });
 });
 

@@ -84,23 +84,23 @@ export function providerOptions(origin: string, handlers: OAuthHandlers): OAuthP
  * not loopback): then `/mcp` takes keys only.
  */
 export function oauthServerFor(env: Env, handlers: OAuthHandlers, made: Map<string, OAuthServer | null>): OAuthServer | null {
-  const origin = publicOrigin(env);
-  if (!origin.ok) return null;
-  if (made.has(origin.origin)) return made.get(origin.origin)!;
+  const origin = canonicalOrigin(env);
+  if (origin === null) return null;
+  if (made.has(origin)) return made.get(origin)!;
   let server: OAuthServer | null = null;
   try {
-    const options = providerOptions(origin.origin, handlers);
+    const options = providerOptions(origin, handlers);
     server = {
-      origin: origin.origin,
+      origin,
       provider: new OAuthProvider<Env>(options),
-      resourceMetadataUrl: `${origin.origin}/.well-known/oauth-protected-resource${OAUTH_PATHS.resource}`,
+      resourceMetadataUrl: `${origin}/.well-known/oauth-protected-resource${OAUTH_PATHS.resource}`,
     };
   } catch (error) {
     console.warn(
-      `OAuth for /mcp is off: the provider refuses the public origin ${origin.origin} (${error instanceof Error ? error.message : String(error)}); it needs https, or http on a loopback host`,
+      `OAuth for /mcp is off: the provider refuses the public origin ${origin} (${error instanceof Error ? error.message : String(error)}); it needs https, or http on a loopback host`,
     );
   }
-  made.set(origin.origin, server);
+  made.set(origin, server);
   return server;
 }
 
@@ -111,6 +111,12 @@ const NO_HANDLERS: OAuthHandlers = {
 
 /** The provider's helpers (its clients, grants and tokens) for `env`'s deployment, or null without OAuth. */
 export function oauthHelpers(env: Env): OAuthHelpers | null {
+  const origin = canonicalOrigin(env);
+  return origin === null ? null : getOAuthApi(providerOptions(origin, NO_HANDLERS), env);
+}
+
+/** The public origin as a URL spells it (a host in lower case, no default port), as requests and the provider compare it; null without one. */
+function canonicalOrigin(env: Env): string | null {
   const origin = publicOrigin(env);
-  return origin.ok ? getOAuthApi(providerOptions(origin.origin, NO_HANDLERS), env) : null;
+  return origin.ok ? new URL(origin.origin).origin : null;
 }
