@@ -17,6 +17,7 @@ import type { Operator } from '../../../src/host/operator.ts';
 import type { KvNamespace } from '../../../src/worker/platform-types.ts';
 import { createApp } from '../../../src/worker/app.ts';
 import { RunObject as WorkerRunObject } from '../../../src/worker/run-object/run-object.ts';
+
 export { McpSession } from '../../../src/worker/mcp/mcp-session.ts';
 import { dropIsolatePlatform, isolatePlatform } from '../../../src/worker/workerd-lua/lua-platform.ts';
 import { abandonEarlierExecution } from '../../../src/worker/run-object/live-run.ts';
@@ -110,8 +111,11 @@ export const outboxKilled = (): boolean => outboxFault?.fired ?? false;
 
 let outboxFault: { at: 'write' | 'delivery'; left: number; fired: boolean } | null = null;
 
-/** The ids of the run objects made in this isolate: what they leave running, resetTestWorker closes. */
+/** The ids of the run objects made in this isolate since the last reset: what they leave running, resetTestWorker closes. */
 const objectIds = new Set<string>();
+
+/** The run objects made since the last resetTestWorker (test/worker/fresh-state.ts deletes them). */
+export const runObjectIds = (): string[] => [...objectIds];
 
 /** The run object with the test Host, the fault seam and its alarms' KV operations logged. */
 export class RunObject extends WorkerRunObject {
