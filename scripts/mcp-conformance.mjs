@@ -9,8 +9,9 @@
  * must pass; the rest are listed, each with its reason, in
  * test/mcp-conformance/expected-failures.yaml, and a listed one that passes fails the run too.
  *
- * The suite's client sends no credentials (it takes only a URL), while /mcp needs a bearer key:
- * it reaches the server through a loopback proxy of this script's own that adds the key, as an
+ * The suite's client sends no credentials (it takes only a URL), while /mcp needs a bearer key
+ * (one made here with POST /keys, of scopes runs:start:*, asks:answer:* and runs:read): it
+ * reaches the server through a loopback proxy of this script's own that adds the key, as an
  * MCP host's configuration does, and passes everything else through as sent (its own address
  * in Host and Origin becomes the server's, as a reverse proxy's does; any other Host or Origin
  * reaches the server as the suite wrote it, for the DNS-rebinding scenario).
@@ -35,6 +36,9 @@ const token = randomBytes(16).toString('hex');
 const stateDir = join(root, `.wrangler/mcp-conformance-state-${process.pid}`);
 const resultsDir = join(root, '.wrangler/mcp-conformance');
 const suite = join(root, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
+
+/** The scopes of the key the suite calls with. */
+const AGENT_SCOPES = ['runs:start:*', 'asks:answer:*', 'runs:read'];
 
 /** Says what the check is doing. */
 const say = (text) => console.log(`mcp-conformance: ${text}`);
@@ -89,7 +93,9 @@ try {
     await api('PUT', `/prompts/${file.slice(0, -3)}`, { body: readFileSync(join(here, 'prompts', file), 'utf8'), expect: 201 });
   }
   say(`serving ${server.base} with ${prompts.length} prompts of test/mcp-conformance/prompts`);
-  proxy = await startKeyProxy(server.base, `Bearer ${token}`);
+  // The suite calls as an agent would: with a key that may run every prompt, answer their asks and read runs.
+  const { key } = await api('POST', '/keys', { body: { name: 'conformance', scopes: AGENT_SCOPES }, expect: 201 });
+  proxy = await startKeyProxy(server.base, `Bearer ${key}`);
   const code = await runSuite(`${proxy.url}/mcp`);
   if (code !== 0) {
     console.error(`mcp-conformance: FAILED: a scenario failed that expected-failures.yaml does not list, or one it lists passed (exit ${code})`);
