@@ -176,6 +176,8 @@ describe('the whole flow', () => {
     expect(asked.html).toMatch(/value="runs:read" checked/);
     expect(asked.html).not.toMatch(/value="runs:start:\*" checked/);
     expect(asked.html).toContain('mcp:tools: not scopes of Runvil');
+    const offline = await openConsent(authorizePath(client, challenge, { scope: 'runs:read offline_access' }));
+    expect(offline.html).not.toContain('offline_access');
     const none = await openConsent(authorizePath(client, challenge, { scope: '' }));
     expect(none.html).toMatch(/value="runs:start:\*" checked/);
     expect(none.html).toMatch(/value="asks:answer:\*" checked/);

@@ -37,7 +37,8 @@ export function grantableScopes(principal: Principal, ticked: readonly string[])
 /**
  * The scopes the page offers: the advertised ones, and the prompt scopes the client asked
  * for or the person typed; ticked as the person left them, else as the client asked, else
- * the default. `foreign` is what the client asked for that is not a scope of Runvil.
+ * the default. `foreign` is what the client asked for that is not a scope of Runvil, but
+ * for `offline_access`: a refresh token comes with every grant, so there is nothing to refuse.
  */
 export function offeredScopes(requested: readonly string[], ticked?: readonly string[]): { offered: OfferedScope[]; foreign: string[] } {
   const ours = requested.filter(isScope);
@@ -45,6 +46,6 @@ export function offeredScopes(requested: readonly string[], ticked?: readonly st
   const all = [...new Set([...ADVERTISED_SCOPES, ...ours, ...tickedNow.filter(isScope)])];
   return {
     offered: all.map((scope) => ({ scope, checked: tickedNow.includes(scope) })),
-    foreign: [...new Set(requested.filter((scope) => !isScope(scope)))],
+    foreign: [...new Set(requested.filter((scope) => !isScope(scope) && scope !== 'offline_access'))],
   };
 }
