@@ -1,20 +1,20 @@
 /**
- * The client Runvil is to an MCP server, and what it speaks over. One client shape for the
- * calls (mcp-connection.ts) and the tool-list read (mcp-list-read.ts): a server may list
- * tools by what its client can do (an eliciting tool only to a client that elicits). The
- * SDK's JSON Schema validator is the one on @cfworker/json-schema: its default compiles code
- * at run time, which workerd refuses, and one validator everywhere keeps Node and workerd
- * alike.
+ * The client Runvil is to an MCP server, and what it speaks over: the SDK's v2 client
+ * (`@modelcontextprotocol/client`), which negotiates the protocol with each server: a
+ * `server/discover` probe first, 2026-07-28 when the server answers it, else the 2025-11-25
+ * `initialize` handshake as before. One client shape for the calls (mcp-connection.ts) and
+ * the tool-list read (mcp-list-read.ts): a server may list tools by what its client can do
+ * (an eliciting tool only to a client that elicits). The SDK's JSON Schema validator is the
+ * one on @cfworker/json-schema: the Node default compiles code at run time, which workerd
+ * refuses, and one validator everywhere keeps Node and workerd alike.
  *
  * The transport is made by a factory the caller gives: production's is Streamable HTTP
  * (`streamableHttp`), every request through the fetch that bounds the server's answers;
  * tests that need no server give one linked to an McpServer in the same process (the SDK's
  * InMemoryTransport), which has no HTTP and so no use for the fetch.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker-provider.js';
+import { Client, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
+import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/client/validators/cf-worker';
 
 /** Where a server is, with the `${NAME}` references of its configuration resolved. */
 export interface McpEndpoint {
@@ -35,9 +35,19 @@ export const MCP_CONNECT_TIMEOUT_MS = 10_000;
 /** Client name and version the server sees. */
 const CLIENT_INFO = { name: 'runvil', version: '0.1.0' };
 
-/** A client not yet connected, declaring form elicitation. */
-export function newMcpClient(): Client {
-  return new Client(CLIENT_INFO, { capabilities: { elicitation: { form: {} } }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+/**
+ * A client not yet connected, declaring form elicitation, negotiating the protocol version
+ * (`auto`: the v2 client's default is the 2025 handshake alone). `inputRequired` is how a
+ * 2026-07-28 server's `input_required` answers are met: fulfilled by the client's
+ * elicitation handler (the default), or handed back to the caller (`manual`).
+ */
+export function newMcpClient(inputRequired: 'auto' | 'manual' = 'auto'): Client {
+  return new Client(CLIENT_INFO, {
+    capabilities: { elicitation: { form: {} } },
+    jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
+    versionNegotiation: { mode: 'auto' },
+    ...(inputRequired === 'manual' ? { inputRequired: { autoFulfill: false } } : {}),
+  });
 }
 
 /** A short reason for a failure to reach or use a server: the error's first line, bounded. */

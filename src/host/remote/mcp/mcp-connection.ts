@@ -4,8 +4,7 @@
  * requests handed to the caller. It speaks over the transport its factory makes: Streamable
  * HTTP in production, through a fetch that bounds each answer of the server.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client, ElicitResult } from '@modelcontextprotocol/client';
 import { boundedFetch } from '../bounded-body.ts';
 import { answerBytesFor, TOOL_OUTPUT_BYTES } from '../../tool-output-cap.ts';
 import { MCP_CONNECT_TIMEOUT_MS, newMcpClient, shortReason, streamableHttp, type McpEndpoint, type McpTransportFactory } from './mcp-client.ts';
@@ -38,7 +37,9 @@ export class McpConnection {
   private answerPassed = false;
 
   private constructor(private readonly client: Client) {
-    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    // On 2025-11-25 the server sends this request during the call; on 2026-07-28 the client
+    // meets an `input_required` answer's elicitation with the same handler, then retries.
+    client.setRequestHandler('elicitation/create', async (request) => {
       const params = request.params as { message?: unknown; requestedSchema?: unknown };
       // Only form elicitation is declared; a request outside a call is declined.
       if (!this.elicit) return { action: 'decline' };
@@ -99,12 +100,15 @@ export class McpConnection {
       });
     }, MCP_PING_MS);
     try {
-      const result = await this.client.callTool({ name, arguments: args }, undefined, {
-        signal: controller.signal,
-        // The SDK's own timer would end a call whose operator takes a while; the caller's watchdog decides instead.
-        timeout: 2_147_483_647,
-        ...(handlers.onProgress ? { onprogress: handlers.onProgress, resetTimeoutOnProgress: true } : {}),
-      });
+      const result = await this.client.callTool(
+        { name, arguments: args },
+        {
+          signal: controller.signal,
+          // The SDK's own timer would end a call whose operator takes a while; the caller's watchdog decides instead.
+          timeout: 2_147_483_647,
+          ...(handlers.onProgress ? { onprogress: handlers.onProgress, resetTimeoutOnProgress: true } : {}),
+        },
+      );
       // The legacy form `{ toolResult }` (protocol 2024-10-07) carries no content.
       return result as { content?: unknown; structuredContent?: unknown; isError?: unknown };
     } catch (error) {
@@ -117,6 +121,11 @@ export class McpConnection {
       this.elicit = null;
       this.endCall = null;
     }
+  }
+
+  /** The protocol version negotiated with the server: 2026-07-28, or 2025-11-25 and older. */
+  protocolVersion(): string | undefined {
+    return this.client.getNegotiatedProtocolVersion();
   }
 
   /** Closes the connection (its session and streams); never throws. */

@@ -12,7 +12,7 @@
  * past the caps of an ask (ask-limits.ts: a huge message, too many or too long options) is
  * not asked at all: the call fails saying why.
  */
-import type { ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ElicitResult } from '@modelcontextprotocol/client';
 import { choicesProblem, questionProblem } from '../../ask-limits.ts';
 import type { ToolContext } from '../../pack.ts';
 import type { Elicitation } from './mcp-connection.ts';

@@ -10,10 +10,13 @@
  * Its own connection, not McpConnection's: the bytes are counted over the whole read (one
  * budget for every answer), and the pages are requested as plain `tools/list` requests,
  * because the SDK's `listTools` compiles a validator of every `outputSchema` the server
- * lists, which a hostile schema would make as costly as it likes. Over a transport without
+ * lists, which a hostile schema would make as costly as it likes; and each page is checked by
+ * a shallow schema of our own (`TOOL_PAGE`): the v2 client's schema of a tool list walks every
+ * `inputSchema` to its depth, and a schema 1,000 levels deep overflowed its stack before
+ * tool-list.ts could leave that one tool out. Over a transport without
  * HTTP (tests' in-memory one) there are no bytes to count; the other bounds hold.
  */
-import { ListToolsResultSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { StandardSchemaV1, Tool } from '@modelcontextprotocol/client';
 import { formatBytes } from '../../../engine/lua/run-memory.ts';
 import { byteBudget, countingFetch } from '../bounded-body.ts';
 import { MCP_CONNECT_TIMEOUT_MS, newMcpClient, shortReason, streamableHttp, type McpEndpoint, type McpTransportFactory } from './mcp-client.ts';
@@ -70,7 +73,7 @@ export async function readToolPages(
     const cursors = new Set<string>();
     let cursor: string | undefined;
     for (let page = 1; ; page++) {
-      const result = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ListToolsResultSchema, options);
+      const result = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, TOOL_PAGE, options);
       if (passed !== null) return { ok: false, reason: passed };
       tools.push(...result.tools);
       if (tools.length > bounds.tools) return stop(`its tool list passed ${bounds.tools.toLocaleString('en-US')} tools`);
@@ -87,6 +90,25 @@ export async function readToolPages(
     await client.close().catch(() => undefined);
   }
 }
+
+/** One page of `tools/list`, checked no deeper than its tools' names: mcp-tool-list.ts checks each tool. */
+const TOOL_PAGE: StandardSchemaV1<unknown, { tools: Tool[]; nextCursor?: string }> = {
+  '~standard': {
+    version: 1,
+    vendor: 'runvil',
+    validate(value) {
+      const page = value as { tools?: unknown; nextCursor?: unknown } | null;
+      if (typeof page !== 'object' || page === null || !Array.isArray(page.tools))
+        return { issues: [{ message: 'a tools/list answer without a tools array' }] };
+      if (!page.tools.every((tool: unknown) => typeof tool === 'object' && tool !== null && typeof (tool as { name?: unknown }).name === 'string')) {
+        return { issues: [{ message: 'a tools/list answer with a tool that has no name' }] };
+      }
+      if (page.nextCursor !== undefined && typeof page.nextCursor !== 'string')
+        return { issues: [{ message: 'a tools/list answer whose nextCursor is not text' }] };
+      return { value: { tools: page.tools as Tool[], ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }) } };
+    },
+  },
+};
 
 function cutCursor(cursor: string): string {
   const quoted = JSON.stringify(cursor);
