@@ -46,6 +46,18 @@ export function invalidState(): ProtocolError {
 
 /** Performs a call. */
 export async function callTool(call: ToolCall): Promise<CallToolResult | InputRequiredResult> {
+  try {
+    return await performCall(call);
+  } catch (error) {
+    // The protocol's errors (and the API's, whose messages are written for callers) go out as they are; anything else is a bug whose text stays here.
+    if (error instanceof ProtocolError) throw error;
+    if (error instanceof ApiError && error.status < 500) return errorResult(error.message);
+    console.error('tools/call failed:', error);
+    return errorResult('internal error: the server failed to perform this call; the failure is logged');
+  }
+}
+
+async function performCall(call: ToolCall): Promise<CallToolResult | InputRequiredResult> {
   if (call.state !== undefined) return continueRun(call, call.state);
   const request = { prompt: call.tool.prompt, args: (call.args ?? {}) as { [name: string]: Json } };
   let started: { view: ObjectView };
