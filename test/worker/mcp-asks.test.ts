@@ -30,6 +30,22 @@ async function answeredBy(runId: string): Promise<(string | null)[]> {
   return events.filter((event) => event.type === 'ask_answered').map((event) => event.answered_by ?? null);
 }
 
+/** The run as GET /runs lists it and who answered its asks as GET /asks does, once the run's index rows are written (just after it ends). */
+async function indexed(runId: string): Promise<{ status: string; answeredBy: (string | null)[] }> {
+  for (let i = 0; ; i++) {
+    const { runs } = await json<{ runs: { run_id: string; status: string }[] }>(await call('GET', '/runs?prompt=two-asks&limit=200'), 200);
+    const { asks } = await json<{ asks: { run_id: string; ask_id: string; answered_by: string | null }[] }>(
+      await call('GET', '/asks?prompt=two-asks&status=answered&limit=200'),
+      200,
+    );
+    const run = runs.find((row) => row.run_id === runId);
+    const answered = asks.filter((ask) => ask.run_id === runId).sort((a, b) => (a.ask_id < b.ask_id ? -1 : 1));
+    if ((run?.status === 'completed' && answered.length === 2) || i === 500)
+      return { status: run?.status ?? 'absent', answeredBy: answered.map((ask) => ask.answered_by) };
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 describe.each<Era>(['modern', 'legacy'])('a %s caller that elicits', (era) => {
   it('is asked each question in turn, and its answers complete the run, answered by mcp:<its name>', async () => {
     const asked: { message: string; requestedSchema: unknown }[] = [];
@@ -60,6 +76,7 @@ describe.each<Era>(['modern', 'legacy'])('a %s caller that elicits', (era) => {
     const run = await runOf(result);
     expect(run).toMatchObject({ status: 'completed', result: 'Ada ships tomorrow' });
     expect(await answeredBy(run.run_id)).toEqual([`mcp:agent-${era}`, `mcp:agent-${era}`]);
+    expect(await indexed(run.run_id)).toEqual({ status: 'completed', answeredBy: [`mcp:agent-${era}`, `mcp:agent-${era}`] });
   });
 
   it('leaves the ask pending when the caller declines, and answers with the pending ask', async () => {
