@@ -32,6 +32,7 @@
  */
 import type { JournalEntry } from '../../engine/journal.ts';
 import type { RunOutcome } from '../../engine/run.ts';
+import type { ModelDelta } from '../../host/harness.ts';
 import { runOnHost, type HostConfig } from '../../host/host.ts';
 import type { ModelDirectory } from '../../models/provider.ts';
 import type { Operator } from '../../host/operator.ts';
@@ -43,6 +44,7 @@ import { DurableRunStore } from './durable-store.ts';
 import { isolatePlatform } from '../workerd-lua/lua-platform.ts';
 import type { LuaPlatform } from '../../engine/lua/vm.ts';
 import type { RunState } from './run-state.ts';
+import type { ModelDeltas } from './model-deltas.ts';
 
 /**
  * True for an entry whose effect reaches the world outside the run (a tool call or a model
@@ -71,6 +73,8 @@ export interface LiveRunOptions {
   released: () => void;
   /** The callback URL and token of a tool call that may answer later. */
   callbacks: (callId: string) => Promise<{ url: string; token: string }>;
+  /** Where the model steps' text goes as it arrives (the event stream's watchers); the rounds stream only with it. */
+  deltas?: ModelDeltas;
 }
 
 /**
@@ -167,6 +171,7 @@ export class LiveRun {
       // The stream holds these already: a replay emits them again, and they would be skipped.
       eventsKnown: state.progress().engine_events,
       signal: this.controller.signal,
+      ...(this.options.deltas ? { onModelDelta: this.modelDelta(this.options.deltas) } : {}),
       onBlocked: (blocked) => {
         this.blocked = blocked;
         this.stirred();
@@ -195,9 +200,17 @@ export class LiveRun {
         }
         // Stored under the stream's own seq (appendEvent numbers it). A replay does not emit
         // the events the stream holds (eventsKnown); appendEvent would skip them too.
-        state.appendEvent(event, event.seq);
+        const stored = state.appendEvent(event, event.seq);
+        if (stored && event.type === 'model_turn_started') this.options.deltas?.started(event.task, event.seq, stored.seq);
       },
     });
+  }
+
+  /** The Host's delta listener: a released execution's rounds are over, and tell nothing. */
+  private modelDelta(deltas: ModelDeltas): (delta: ModelDelta) => void {
+    return (delta) => {
+      if (!this.released) deltas.take(delta);
+    };
   }
 
   /**
@@ -274,7 +287,7 @@ export class LiveRun {
     const models: ModelDirectory = {
       provider(config, role) {
         const provider = host.models.provider(config, role);
-        return typeof provider === 'string' ? provider : { round: (request, signal) => track(() => provider.round(request, signal)) };
+        return typeof provider === 'string' ? provider : { round: (request, signal, onDelta) => track(() => provider.round(request, signal, onDelta)) };
       },
     };
     return { ...host, packs, models, calls: this.calls };

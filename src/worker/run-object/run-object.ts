@@ -35,7 +35,8 @@ import type { Json } from '../../json/json.ts';
 import type { WaitKind } from '../../host/waits/wait-ledger.ts';
 import { dropIsolatePlatform } from '../workerd-lua/lua-platform.ts';
 import { ringAlarm } from './alarm-duties.ts';
-import { eventStream, resumePoint } from './event-stream.ts';
+import { eventStream, resumePoint, streamUntil } from './event-stream.ts';
+import { ModelDeltas } from './model-deltas.ts';
 import { abandonEarlierExecution, LiveRun } from './live-run.ts';
 import { askInfo, objectViewOf } from './object-view.ts';
 import { wireOutbox } from './outbox-wiring.ts';
@@ -62,6 +63,8 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   private readonly state: RunState;
   private live: LiveRun | null = null;
   private readonly listeners = new Set<() => void>();
+  /** The model steps' text as it arrives, for the event stream (never stored). */
+  private readonly deltas = new ModelDeltas((task) => this.lastStepOf(task));
   private readonly outbox: Outbox;
   private readonly sender: OutboxSender;
   /** The alarm time this object last set (null: none, undefined: not known yet). */
@@ -71,7 +74,10 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     super(ctx, env);
     abandonEarlierExecution(ctx.id.toString());
     this.state = new RunState(ctx.storage);
-    this.state.onEvent = () => this.notify();
+    this.state.onEvent = (event) => {
+      this.deltas.event(event);
+      this.notify();
+    };
     ({ outbox: this.outbox, sender: this.sender } = wireOutbox({
       storage: ctx.storage,
       state: this.state,
@@ -292,14 +298,24 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     return eventStream(
       {
         events: (after) => this.state.events(after),
+        lastSeq: () => this.state.progress().events,
         ended: () => isFinal(this.state.progress().status),
+        suspended: () => this.state.progress().status === 'suspended',
         subscribe: (listener) => {
           this.listeners.add(listener);
           return () => this.listeners.delete(listener);
         },
+        deltas: this.deltas,
       },
       resumePoint(request),
+      streamUntil(request),
     );
+  }
+
+  /** The stream's seq of the task's last model_turn_started (a round a replay sends again). */
+  private lastStepOf(task: string): number | null {
+    const started = this.state.events(0).filter((event) => event.type === 'model_turn_started' && event.task === task);
+    return started.at(-1)?.seq ?? null;
   }
 
   override async alarm(): Promise<void> {
@@ -349,6 +365,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
         if (this.live === live) this.live = null;
       },
       callbacks: (callId) => callbackOf(this.env, this.config(), this.state.meta()!, callId),
+      deltas: this.deltas,
     });
     this.live = live;
     live.outcome.then(
