@@ -14,6 +14,9 @@
  *   restart completes the run (the requestState names it); on 2025-11-25 the session and the
  *   call's stream lived in the server's memory, so the call ends without a result, and the
  *   run, which lost nothing, waits on its second ask until the inbox answers it;
+ * - the user's other answers, on 2026-07-28: one outside the choices is refused with the
+ *   protocol's error naming them and answers nothing; a declined question answers nothing
+ *   and the call returns the pending ask (its question and answer_url);
  * - @modelcontextprotocol/inspector-cli (the MCP Inspector's command line), which offers no
  *   elicitation: tools/list, and tools/call of a prompt that does not ask (`hello`); its call
  *   of the prompt that asks answers with the pending ask (question, choices, answer_url),
@@ -206,6 +209,38 @@ async function callIntakeAcrossRestartOn2025(name, topic) {
   return second.run_id;
 }
 
+/**
+ * The user's other answers, on 2026-07-28: one outside the choices is refused (the call fails
+ * with the protocol's error naming the choices) and answers nothing; a declined question
+ * answers nothing either, and the call returns the pending ask, which the inbox then answers.
+ */
+async function refusedAndDeclined(name, topic) {
+  const { client } = await sdkClient(name, '2026-07-28');
+  let reply = { action: 'accept', content: { answer: 'mallory' } };
+  client.setRequestHandler('elicitation/create', async () => reply);
+  const refused = await client.callTool({ name: 'e2e-mcp-intake', arguments: { topic } }).then(
+    (result) => ({ result }),
+    (error) => ({ error }),
+  );
+  check(
+    refused.error !== undefined && /ada/.test(String(refused.error.message ?? '') + JSON.stringify(refused.error.data ?? '')),
+    `${name}: an answer outside the choices is refused, naming them: ${JSON.stringify(refused)}`,
+  );
+  reply = { action: 'decline' };
+  const declined = await client.callTool({ name: 'e2e-mcp-intake', arguments: { topic: `${topic}-declined` } });
+  await client.close().catch(() => undefined);
+  const pending = declined.structuredContent?.pending ?? [];
+  check(
+    !declined.isError && pending.length === 1 && pending[0].question === `Who owns ${topic}-declined?` && typeof pending[0].answer_url === 'string',
+    `${name}: a declined question returns the pending ask: ${JSON.stringify(declined)}`,
+  );
+  const runId = declined.structuredContent.run_id;
+  check((await api('GET', `/runs/${runId}`)).status === 'suspended', `${name}: the declined run waits on its ask`);
+  const stillPending = (await api('GET', '/asks?status=pending&prompt=e2e-mcp-intake&limit=100')).asks.filter((ask) => ask.question === `Who owns ${topic}?`);
+  check(stillPending.length === 1, `${name}: the refused answer answered nothing: the ask is still pending: ${JSON.stringify(stillPending)}`);
+  return runId;
+}
+
 /** The run of e2e-mcp-intake that answered `result`: listed by GET /runs, completed, its two asks answered by `answeredBy`. */
 async function runOf(answeredBy, result) {
   let runId = null;
@@ -291,6 +326,8 @@ try {
   step(
     `on 2025-11-25 the restart ended the session and its call; run ${lost} kept waiting on its second ask, and answered from the inbox it completed (its first ask answered by the MCP caller)`,
   );
+  const declined = await refusedAndDeclined('e2e-sdk-other-answers', 'gamma');
+  step(`on 2026-07-28 an answer outside the choices was refused and answered nothing; a declined question returned run ${declined}'s pending ask`);
   await checkInspector();
   console.log('e2e-mcp: ok');
 } catch (error) {
