@@ -31,6 +31,8 @@ export interface McpSource {
   url: ConfigText;
   /** Extra request headers, by name (such as `Authorization`). */
   headers: ReadonlyMap<string, ConfigText>;
+  /** `pin:`: the digest the server's tool definitions must have (`sha256:<hex>`); absent: the first seen are pinned. */
+  pin?: string;
 }
 
 /** An HTTP tool service: every call is a signed POST to `url`. */

@@ -58,6 +58,8 @@ const TRANSPORT_HEADERS = new Set([
 ]);
 /** A prompt's name, as the frontmatter's `name` allows it. */
 const PROMPT_NAME = /^[a-z0-9-]{1,64}$/;
+/** A pinned digest of an MCP server's tool definitions (tool-pins.ts makes them). */
+const PIN_DIGEST = /^sha256:[0-9a-f]{64}$/;
 
 interface RawTool {
   name?: string;
@@ -73,6 +75,7 @@ interface RawPack {
   http?: { url?: string; secret?: string };
   trusted?: boolean;
   tools?: RawTool[];
+  pin?: string;
 }
 
 interface RawNotify {
@@ -163,6 +166,19 @@ function readPack(name: string, raw: RawPack, report: Report): ConfiguredPack | 
     report([...at, 'http'], `${where} has both \`mcp\` and \`http\`: a Pack is served by one MCP server or one HTTP tool service`);
     return null;
   }
+  if (raw.pin !== undefined && !raw.mcp) {
+    report(
+      [...at, 'pin'],
+      `\`${pathText([...at, 'pin'])}\`: \`pin\` fixes an MCP server's tool definitions; an http Pack's tools are the ones this file lists`,
+    );
+    ok = false;
+  } else if (raw.pin !== undefined && !PIN_DIGEST.test(raw.pin)) {
+    report(
+      [...at, 'pin'],
+      `\`${pathText([...at, 'pin'])}\`: a pin is the digest GET /packs shows for the Pack, sha256: and 64 hex digits, got ${JSON.stringify(raw.pin.length > 80 ? `${raw.pin.slice(0, 77)}...` : raw.pin)}`,
+    );
+    ok = false;
+  }
   if (raw.mcp) {
     if (raw.tools !== undefined) {
       report([...at, 'tools'], `${where}: an MCP Pack's tools come from its server's tools/list; \`tools\` belongs to an \`http\` Pack`);
@@ -187,7 +203,7 @@ function readPack(name: string, raw: RawPack, report: Report): ConfiguredPack | 
       }
     }
     if (url === null || !ok) return null;
-    return { fqName: name, description, trusted, source: { kind: 'mcp', url, headers } };
+    return { fqName: name, description, trusted, source: { kind: 'mcp', url, headers, ...(raw.pin !== undefined ? { pin: raw.pin } : {}) } };
   }
   if (raw.http) {
     const url = requiredUrl(raw.http.url, [...at, 'http'], report);

@@ -178,6 +178,22 @@ notify:
     expect(problems('packs:\n  acme/x: {}\n')[0]).toContain('needs `mcp` (an MCP server) or `http`');
   });
 
+  it("takes an MCP Pack's pin:, the digest GET /packs shows, and refuses any other text or a pin on an http Pack", () => {
+    const digest = `sha256:${'a1'.repeat(32)}`;
+    const pack = accepted(`packs:\n  acme/x:\n    mcp: { url: https://x }\n    pin: ${digest}\n`).packs.get('acme/x')!;
+    expect(pack.source.kind === 'mcp' && pack.source.pin).toBe(digest);
+    expect(problems('packs:\n  acme/x:\n    mcp: { url: https://x }\n    pin: sha256:ABC\n')).toEqual([
+      'runvil.yaml:4:10: `packs["acme/x"].pin`: a pin is the digest GET /packs shows for the Pack, sha256: and 64 hex digits, got "sha256:ABC"',
+    ]);
+    expect(problems(`packs:\n  acme/x:\n    mcp: { url: https://x }\n    pin: ${digest.toUpperCase()}\n`)[0]).toContain('a pin is the digest GET /packs shows');
+    expect(problems('packs:\n  acme/x:\n    mcp: { url: https://x }\n    pin: 3\n')).toEqual([
+      'runvil.yaml:4:10: `packs["acme/x"].pin` must be a digest of the MCP server\'s tools (sha256:...)',
+    ]);
+    expect(problems(`packs:\n  acme/d:\n    http: { url: https://x, secret: "\${S}" }\n    tools: [{ name: a }]\n    pin: ${digest}\n`)).toEqual([
+      'runvil.yaml:5:10: `packs["acme/d"].pin`: `pin` fixes an MCP server\'s tool definitions; an http Pack\'s tools are the ones this file lists',
+    ]);
+  });
+
   it('refuses an http Pack without a secret, or without tools', () => {
     expect(problems('packs:\n  acme/d:\n    http: { url: https://x }\n    tools: [{ name: a }]\n')).toEqual([
       'runvil.yaml:3:11: `packs["acme/d"].http` needs a `secret` (${NAME} of a whsec_... secret): an http Pack signs every call with it',

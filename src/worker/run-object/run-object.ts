@@ -356,7 +356,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     }
     const live: LiveRun = new LiveRun({
       state: this.state,
-      prepare: () => prepareRunPacks(this.state, deploymentConfig(), textVars(this.env)),
+      prepare: () => prepareRunPacks(this.state, deploymentConfig(), textVars(this.env), this.env.RUNVIL_KV),
       host: (operator) => withRunPacks(this.state, this.host(operator), textVars(this.env)),
       journaled: (index, entry) => this.afterJournal(index, entry),
       changed: () => this.refreshStatus(),

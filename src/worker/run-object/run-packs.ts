@@ -8,16 +8,23 @@ import type { HostConfig } from '../../host/host.ts';
 import { snapshotPacks, snapshotPacksToPacks, type PackSnapshot, type ProgressListener } from '../../host/remote/configured-packs.ts';
 import type { DeploymentConfig } from '../../config/deployment-config.ts';
 import type { ConfigVars } from '../../host/remote/mcp/mcp-pack.ts';
+import { keyValuePinStore } from '../../host/remote/mcp/tool-pins.ts';
+import type { KvNamespace } from '../platform-types.ts';
 import { askIdOf } from '../waits/ask-broker.ts';
 import { parsePromptCached } from '../deployment/parsed-prompts.ts';
 import type { RunState } from './run-state.ts';
 
-/** Reads the tool lists of the configured MCP Packs the prompt declares, unless the run keeps them already. */
-export async function prepareRunPacks(state: RunState, config: DeploymentConfig, vars: ConfigVars): Promise<void> {
+/**
+ * Reads the tool lists of the configured MCP Packs the prompt declares, unless the run keeps
+ * them already; each judged against its pin (`pins`: the deployment's, in KV), so a Pack
+ * whose tools changed is unavailable to the run.
+ */
+export async function prepareRunPacks(state: RunState, config: DeploymentConfig, vars: ConfigVars, kv?: KvNamespace): Promise<void> {
+  const pins = kv ? keyValuePinStore(kv) : null;
   if (state.packSnapshots() !== null) return;
   const meta = state.meta()!;
   const parsed = parsePromptCached(state.source(), `${meta.prompt}.md`);
-  const snapshots = parsed.ok ? await snapshotPacks(config, parsed.prompt, vars) : [];
+  const snapshots = parsed.ok ? await snapshotPacks(config, parsed.prompt, vars, [], undefined, pins) : [];
   state.putPackSnapshots(snapshots);
 }
 

@@ -13,6 +13,7 @@ import type { Json } from '../../../json/json.ts';
 import { parameterSchemaProblem } from '../../../json/parameter-schema-limits.ts';
 import { streamableHttp, type McpEndpoint, type McpTransportFactory } from './mcp-client.ts';
 import { readToolPages, TOOL_LIST_BOUNDS, type ToolListBounds } from './mcp-list-read.ts';
+import { toolDefinitions, type ToolDefinitions } from './tool-pins.ts';
 
 /** One tool as the run keeps it. */
 export interface McpToolSpec {
@@ -40,6 +41,13 @@ export const MAX_MCP_TOOL_CHARS = 64 * 1024;
 export const didNotAnswer = (reason: string): string => `the MCP server did not answer (${reason})`;
 
 const cache = new Map<string, { until: number; list: McpToolList }>();
+/** The digests of the definitions each list read from a server was made from (tool-pins.ts); a run's kept list has none. */
+const listed = new WeakMap<McpToolList, ToolDefinitions>();
+
+/** The digests of the tool definitions the server listed when `list` was read, or null for a list not read here (a run's kept list). */
+export function definitionsOf(list: McpToolList): ToolDefinitions | null {
+  return listed.get(list) ?? null;
+}
 /** The reads under way, by server: a reader that comes meanwhile waits for the same one. */
 const reading = new Map<string, Promise<McpToolList>>();
 /** Counts the clears, so a read begun before one does not fill the cache after it. */
@@ -64,7 +72,7 @@ export async function readMcpToolList(
   bounds: ToolListBounds = TOOL_LIST_BOUNDS,
   transport: McpTransportFactory = streamableHttp,
 ): Promise<McpToolList> {
-  const key = JSON.stringify([endpoint.url, Object.entries(endpoint.headers).sort()]);
+  const key = cacheKey(endpoint);
   const hit = cache.get(key);
   if (hit && hit.until > now()) return hit.list;
   const under = reading.get(key);
@@ -72,8 +80,10 @@ export async function readMcpToolList(
   // which workerd may cancel with its timers before it settles.
   if (under) return withinDeadline(under, bounds.deadlineMs);
   const started = generation;
-  const read = readToolPages(endpoint, bounds, transport).then((pages): McpToolList => {
+  const read = readToolPages(endpoint, bounds, transport).then(async (pages): Promise<McpToolList> => {
     const list: McpToolList = pages.ok ? toolList(pages.tools) : { ok: false, reason: didNotAnswer(pages.reason) };
+    // Every tool the server listed, the ones a run leaves out too: a change to any is a change.
+    if (pages.ok) listed.set(list, await toolDefinitions(pages.tools));
     if (generation === started) {
       cache.set(key, { until: now() + (list.ok ? MCP_TOOL_LIST_TTL_MS : MCP_TOOL_LIST_FAILURE_TTL_MS), list });
       reading.delete(key);
@@ -83,6 +93,13 @@ export async function readMcpToolList(
   reading.set(key, read);
   return read;
 }
+
+/** Forgets the cached list of the server at `endpoint`, so the next read asks the server (accepting a change reads what it lists now). */
+export function forgetMcpToolList(endpoint: McpEndpoint): void {
+  cache.delete(cacheKey(endpoint));
+}
+
+const cacheKey = (endpoint: McpEndpoint): string => JSON.stringify([endpoint.url, Object.entries(endpoint.headers).sort()]);
 
 /** `list`, or the deadline's failure if it has not settled within `ms`. */
 function withinDeadline(list: Promise<McpToolList>, ms: number): Promise<McpToolList> {
