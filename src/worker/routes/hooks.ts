@@ -4,7 +4,8 @@
  * of that name, its JSON body as the run's args, verified as Standard Webhooks says
  * (webhooks.ts) with the prompt's own secret; its `webhook-id` names the run, so a
  * redelivery starts nothing and answers the run the first delivery started.
- * `?wait=SECONDS` waits for the run as `POST /prompts/:name/runs` does.
+ * `?wait=SECONDS` waits for the run as `POST /prompts/:name/runs` does, and `?stream=1` answers
+ * with its event stream (streamed-run.ts).
  */
 import { Hono, type Context } from 'hono';
 import { publicView } from '../waits/ask-view.ts';
@@ -18,6 +19,7 @@ import type { ObjectView } from '../run-object/run-view.ts';
 import { startRun } from '../run-object/start-run.ts';
 import { deliver } from '../triggers/delivery.ts';
 import { waitSeconds } from '../http/wait-param.ts';
+import { streamedRun, wantsStream } from './streamed-run.ts';
 import { verifyWebhook, webhookHeaders, webhookSecretName } from '../triggers/webhooks.ts';
 
 /** The webhook route. */
@@ -26,13 +28,14 @@ export const hookRoutes = new Hono<{ Bindings: Env }>();
 hookRoutes.post('/hooks/:name', async (c) => {
   const name = c.req.param('name');
   const wait = waitSeconds(c.req.query('wait'));
+  const stream = wantsStream(c);
   const trigger = deploymentConfig().triggers.get(name);
   if (trigger !== undefined) {
     const outcome = await deliver(c.env, trigger, c.req.raw, wait * 1000);
     if (outcome.kind === 'challenge') return c.json({ challenge: outcome.challenge });
     // 2xx: a sender retries a delivery that got an error, and this one is settled.
     if (outcome.kind === 'ignored') return c.json({ ignored: true }, 202);
-    return startedResponse(c, outcome, wait);
+    return stream ? streamedRun(c, outcome.view.run_id) : startedResponse(c, outcome, wait);
   }
   checkPromptName(name);
   // An own variable only: a name the Worker's environment merely inherits is no secret.
@@ -54,7 +57,7 @@ hookRoutes.post('/hooks/:name', async (c) => {
     webhook_id: check.id,
     waitMs: wait * 1000,
   });
-  return startedResponse(c, started, wait);
+  return stream ? streamedRun(c, started.view.run_id) : startedResponse(c, started, wait);
 });
 
 /**

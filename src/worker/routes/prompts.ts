@@ -1,5 +1,5 @@
 /**
- * `GET /prompts`, `GET|PUT /prompts/:name`, `POST /prompts/:name/runs`.
+ * `GET /prompts`, `GET|PUT /prompts/:name`, `POST /prompts/:name/runs` (`?stream=1`: streamed-run.ts).
  */
 import { Hono } from 'hono';
 import { publicView } from '../waits/ask-view.ts';
@@ -13,6 +13,7 @@ import { startRun } from '../run-object/start-run.ts';
 import { waitSeconds } from '../http/wait-param.ts';
 import type { Json } from '../../json/json.ts';
 import { requireScope } from '../http/auth.ts';
+import { streamedRun, wantsStream } from './streamed-run.ts';
 
 /** The prompt routes. */
 export const promptRoutes = new Hono<{ Bindings: Env }>();
@@ -42,6 +43,7 @@ const startsRuns = requireScope((c) => `runs:start:${c.req.param('name')}`);
 promptRoutes.post('/prompts/:name/runs', startsRuns, async (c) => {
   const name = c.req.param('name');
   const wait = waitSeconds(c.req.query('wait'));
+  const stream = wantsStream(c);
   const key = c.req.header('idempotency-key');
   if (key !== undefined) checkDedupeKey(key, 'Idempotency-Key', MAX_IDEMPOTENCY_KEY_CHARS);
   checkJsonContentType(c.req.raw);
@@ -59,6 +61,7 @@ promptRoutes.post('/prompts/:name/runs', startsRuns, async (c) => {
     ...(key !== undefined ? { id: dedupedRunId(c.env, 'start', name, key) } : {}),
     waitMs: wait * 1000,
   });
+  if (stream) return streamedRun(c, started.view.run_id);
   const duplicate = key !== undefined ? { duplicate: !started.created } : {};
   const status = !started.created ? 200 : wait === 0 || started.view.status === 'running' ? 202 : 200;
   if (wait === 0) return c.json({ run_id: started.view.run_id, status: started.view.status, ...duplicate }, status);
