@@ -80,6 +80,7 @@ details.fold > summary { cursor: pointer; color: var(--muted); }
 .message[data-role=assistant] { border-color: var(--green); }
 .message[data-role=tool] { border-color: var(--amber); }
 .message.reply { background: #f3faf5; }
+.message.reply .streaming { white-space: pre-wrap; overflow-wrap: anywhere; }
 .untrusted { border: 2px dashed var(--red); border-radius: 6px; padding: .3em .6em; margin: .3em 0; }
 .untrusted > .label { color: var(--red); font-size: 12px; font-weight: 700; }
 .call[data-outcome=failed] { border-color: #f2c9c5; }

@@ -165,9 +165,23 @@ export const RUN = String.raw`  // ---- A run: outcome, asks, conversation, tool
       added.forEach(function (message) { step.appendChild(messageEl(message)); });
       var reply = h('div', { class: 'message reply', 'data-role': 'assistant' }, [h('div', { class: 'who', text: 'reply' }), h('p', { class: 'muted', text: 'waiting for the model…' })]);
       step.appendChild(reply);
-      openSteps.set(key, { reply: reply, at: event.at });
+      openSteps.set(key, { reply: reply, at: event.at, step: event.seq, text: null, live: null });
       $('conversation-empty').hidden = true;
       $('conversation').appendChild(step);
+    }
+    // A step's text as the model produces it (model_delta): shown in its reply until the reply
+    // itself (model_turn_completed) replaces it. A restart (a retry, a reconnect's catch-up)
+    // replaces the text so far.
+    function modelDelta(event) {
+      var open = openSteps.get(event.task);
+      if (!open || open.step !== event.step) return;
+      if (open.live === null) {
+        open.live = h('p', { class: 'streaming' });
+        open.text = '';
+        add(clear(open.reply), [h('div', { class: 'who', text: 'reply · arriving…' }), open.live]);
+      }
+      open.text = event.restart ? event.text : open.text + event.text;
+      open.live.textContent = open.text;
     }
     function modelReply(event) {
       var open = openSteps.get(event.task);
@@ -234,6 +248,7 @@ export const RUN = String.raw`  // ---- A run: outcome, asks, conversation, tool
 
     var REFRESH_ON = { ask_pending: 1, ask_answered: 1, run_suspended: 1, run_resumed: 1, run_completed: 1, run_failed: 1, task_cancelled: 1 };
     function onEvent(event) {
+      if (event.type === 'model_delta') return modelDelta(event);
       if (typeof event.seq !== 'number' || event.seq <= lastSeq) return;
       lastSeq = event.seq;
       $('timeline').appendChild(timelineItem(event));
