@@ -43,7 +43,8 @@ const LANES = [
     // The steps that serve the local server share one lane: each writes the checkout's
     // generated config and wrangler's env file, which another's server would reload.
     { name: 'browser', command: 'npm run --silent test:browser', limit: 15 * MINUTE },
-    { name: 'e2e', command: 'npm run --silent e2e', limit: 10 * MINUTE },
+    // Then streaming on the real local server with loopback model servers (issue 30).
+    { name: 'e2e', command: 'npm run --silent e2e && node scripts/e2e-stream.mjs', limit: 12 * MINUTE },
     // /mcp: the MCP project's conformance suite, then clients no one here wrote (issue 28).
     { name: 'conformance', command: 'npm run --silent mcp:conformance', limit: 10 * MINUTE },
     { name: 'e2e-mcp', command: 'npm run --silent e2e:mcp', limit: 10 * MINUTE },
