@@ -110,11 +110,24 @@ export type KeysCommand = { command: 'keys'; target: DeploymentTarget; json: boo
   { action: 'create'; name: string; scopes: string[] } | { action: 'list' } | { action: 'revoke'; id: string }
 );
 
+/**
+ * Options of `runvil packs accept NAME` (packs.ts): with `--url`, the deployment's pin (its
+ * root key); without, this command line's own (`.runvil/pins.json` beside the runvil.yaml read).
+ */
+export interface PacksCommand {
+  command: 'packs';
+  action: 'accept';
+  name: string;
+  target?: DeploymentTarget;
+  config?: string;
+  json: boolean;
+}
+
 /** A parsed command line. */
-export type Command = RunCommand | CheckCommand | TestCommand | KeysCommand | HelpCommand;
+export type Command = RunCommand | CheckCommand | TestCommand | KeysCommand | PacksCommand | HelpCommand;
 
 /** The commands runvil knows. */
-export const COMMANDS = ['run', 'check', 'test', 'keys', 'help'] as const;
+export const COMMANDS = ['run', 'check', 'test', 'keys', 'packs', 'help'] as const;
 
 const RUN_OPTIONS = {
   arg: { type: 'string', multiple: true },
@@ -139,6 +152,14 @@ const HELP_ONLY = { help: { type: 'boolean', short: 'h' } } as const satisfies P
 const CHECK_OPTIONS = { ...HELP_ONLY, config: { type: 'string' } } as const satisfies ParseArgsConfig['options'];
 
 const TEST_OPTIONS = { ...HELP_ONLY, 'entry-timeout': { type: 'string' } } as const satisfies ParseArgsConfig['options'];
+
+const PACKS_OPTIONS = {
+  ...HELP_ONLY,
+  url: { type: 'string' },
+  token: { type: 'string' },
+  config: { type: 'string' },
+  json: { type: 'boolean' },
+} as const satisfies ParseArgsConfig['options'];
 
 const KEYS_OPTIONS = {
   ...HELP_ONLY,
@@ -174,6 +195,8 @@ export function parseCommandLine(argv: readonly string[]): Command {
     }
     case 'keys':
       return parseKeys(rest);
+    case 'packs':
+      return parsePacks(rest);
     default:
       throw unknownCommand(first);
   }
@@ -206,6 +229,33 @@ function parseKeys(argv: string[]): Command {
     default:
       throw new UsageError(`unknown action ${JSON.stringify(action)} for runvil keys; the actions are create, list and revoke`);
   }
+}
+
+function parsePacks(argv: string[]): Command {
+  const { values, positionals } = parse(argv, PACKS_OPTIONS, 'packs');
+  if (values.help) return { command: 'help', topic: 'packs' };
+  const [action, ...operands] = positionals;
+  if (action !== 'accept') {
+    throw new UsageError(
+      action === undefined
+        ? 'runvil packs needs an action: accept VENDOR/NAME'
+        : `unknown action ${JSON.stringify(action)} for runvil packs; the action is accept`,
+    );
+  }
+  if (operands.length !== 1 || !/^[^/\s]+\/[^/\s]+$/.test(operands[0]!)) {
+    throw new UsageError("runvil packs accept takes one Pack's fully qualified name, as runvil.yaml's packs: names it: runvil packs accept VENDOR/NAME");
+  }
+  const command: PacksCommand = { command: 'packs', action, name: operands[0]!, json: values.json ?? false };
+  if (values.url !== undefined) {
+    if (values.config !== undefined) throw new UsageError('--config goes without --url: a deployment accepts with its own runvil.yaml');
+    if (!/^https?:\/\/[^/]/.test(values.url))
+      throw new UsageError(`--url takes the deployment's address, http:// or https://, got ${JSON.stringify(values.url)}`);
+    command.target = { url: values.url.replace(/\/+$/, ''), ...(values.token !== undefined ? { token: values.token } : {}) };
+  } else if (values.token !== undefined) {
+    throw new UsageError('--token goes with --url: accepting on this machine needs no key');
+  }
+  if (values.config !== undefined) command.config = values.config;
+  return command;
 }
 
 function parseRun(argv: string[]): Command {

@@ -9,6 +9,7 @@ Usage:
   runvil check FILE...               check prompts (compile their Lua) and runvil.yaml files
   runvil test [PATHS...]             run every *.test.yaml under the paths (default .)
   runvil keys create|list|revoke     manage a deployment's keys (--url URL)
+  runvil packs accept VENDOR/NAME    accept an MCP Pack's changed tools (here, or --url URL)
   runvil help [COMMAND]              show this help, or a command's
 
 Exit status: 0 ok; 1 a run, check or test failed; 2 a usage error (unknown command or
@@ -105,6 +106,27 @@ Exit status: 0 done; 1 the deployment refused or could not be reached (the error
 what to do); 2 a usage error.
 `;
 
+const PACKS = `Usage: runvil packs accept VENDOR/NAME [--config FILE] [--json]
+       runvil packs accept VENDOR/NAME --url URL [--token TOKEN] [--json]
+
+An MCP Pack's tool definitions are pinned: the ones first seen (or runvil.yaml's pin:),
+and a run that declares a Pack whose server now lists other definitions is refused,
+naming the tools that changed. accept reads what the server lists now and pins that.
+
+Without --url it accepts for this machine's runs (the pins in .runvil/pins.json beside
+runvil.yaml, or the file --config names); with --url, for the deployment at URL, with its
+root key (RUNVIL_API_TOKEN). A Pack runvil.yaml pins with pin: is not changed: set its
+pin: to the digest the refusal names instead.
+
+Options:
+  --config FILE           the runvil.yaml to read (default ./runvil.yaml)
+  --url URL               the deployment's address, such as https://runvil.example.workers.dev
+  --token TOKEN           the root key (default: RUNVIL_API_TOKEN from the environment)
+  --json                  print the answer as JSON
+
+Exit status: 0 accepted; 1 it could not be (the error says why); 2 a usage error.
+`;
+
 /** The help text of a command, or the overview. */
 export function helpText(topic?: string): string {
   switch (topic) {
@@ -116,6 +138,8 @@ export function helpText(topic?: string): string {
       return TEST;
     case 'keys':
       return KEYS;
+    case 'packs':
+      return PACKS;
     default:
       return OVERVIEW;
   }

@@ -25,6 +25,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         return await (await import('./test.ts')).testCommand(command, io);
       case 'keys':
         return await (await import('./keys.ts')).keysCommand(command, io);
+      case 'packs':
+        return await (await import('./packs.ts')).packsCommand(command, io);
     }
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;

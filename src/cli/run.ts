@@ -7,6 +7,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { MemoryCallLedger } from '../host/memory-call-ledger.ts';
 import { snapshotPacks, snapshotPacksToPacks, type ProgressListener } from '../host/remote/configured-packs.ts';
+import { filePinStore, pinFileOf } from './pin-file.ts';
 import { CallbackListener } from './callback-listener.ts';
 import { fixtureHost } from '../fixture/fixture-host.ts';
 import type { HostConfig } from '../host/host.ts';
@@ -67,8 +68,9 @@ export async function runCommand(command: RunCommand, io: CliIo): Promise<number
   const base: HostConfig = fixture
     ? { ...fixtureHost(fixture.host, [], fixture.model, { calls: fixture.recorded, clock: fixture.clock }), operator }
     : { ...localHost(io.env, operator, command.model, config), calls };
-  // The configured MCP Packs the prompt declares, with their tool lists read now.
-  const snapshots = await snapshotPacks(config, prompt, io.env);
+  // The configured MCP Packs the prompt declares, with their tool lists read now and judged against their pins.
+  const configFile = deploymentConfigFile(command.config);
+  const snapshots = await snapshotPacks(config, prompt, io.env, [], undefined, configFile === null ? null : filePinStore(pinFileOf(configFile)));
   const progress: ProgressListener = (tool, context, step) => {
     const event = { type: 'tool_progress', task: context.effect?.chain ?? '0', tool, ...step };
     if (command.events) io.err(`${JSON.stringify(event)}\n`);
