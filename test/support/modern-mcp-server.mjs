@@ -3,8 +3,9 @@
  * (`@modelcontextprotocol/server`, createMcpHandler): it serves 2026-07-28 and, for older
  * clients, 2025-11-25 (the SDK's stateless legacy serving), every request by a fresh server,
  * so it keeps nothing between requests: a restart loses nothing a call needs. Listens on
- * 127.0.0.1 on the port PORT names; `/mcp` is the endpoint. Prints `listening on port N` to
- * stderr once it listens.
+ * 127.0.0.1 on the port PORT names; `/mcp` is the endpoint, and `/s/<slot>/mcp` another with a
+ * tool list of its own (tests that run at the same time switch their own slot's). Prints
+ * `listening on port N` to stderr once it listens.
  *
  * Its tools:
  *   echo        answers `echo: <text>`
@@ -12,7 +13,8 @@
  *               answer travels in the requestState; answers `<name> likes <colour>`, or
  *               `declined` / `cancelled` when an answer is
  *
- * Its tool list is the variant `POST /variant/<name>` chooses (for pinned definitions):
+ * Its tool list is the variant `POST /variant/<name>` (or `POST /s/<slot>/variant/<name>`)
+ * chooses (for pinned definitions):
  *   base         echo and asks-twice
  *   description  echo's description changed
  *   schema       echo's schema changed (a maxLength)
@@ -26,13 +28,14 @@ import { createServer } from 'node:http';
 import { Readable } from 'node:stream';
 import { createMcpHandler, fromJsonSchema, inputRequired, inputResponse, McpServer } from '@modelcontextprotocol/server';
 
-let variant = 'base';
+/** The variant of each slot's tool list; `default` is `/mcp`'s. */
+const variants = new Map();
 
 const ECHO_SCHEMA = { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] };
 const ASKS_SCHEMA = { type: 'object', properties: {} };
 
 /** The tool definitions of the variant, in the order the server lists them. */
-function definitions() {
+function definitions(variant) {
   const echo = { name: 'echo', description: 'Echoes its text.', inputSchema: ECHO_SCHEMA };
   const asks = { name: 'asks-twice', description: 'Asks a name, then a colour.', inputSchema: ASKS_SCHEMA };
   switch (variant) {
@@ -53,7 +56,7 @@ function definitions() {
   }
 }
 
-const paged = () => variant === 'paged' || variant === 'paged-late';
+const paged = (variant) => variant === 'paged' || variant === 'paged-late';
 
 function asksTwice(ctx) {
   const raw = ctx.mcpReq.requestState();
@@ -92,7 +95,7 @@ function asksTwice(ctx) {
   return { content: [{ type: 'text', text: `${state.name} likes ${state.colour}` }] };
 }
 
-function mcpServer() {
+function mcpServer(variant) {
   const server = new McpServer({ name: 'modern-test', version: '1.0.0' });
   server.registerTool('echo', { description: 'Echoes its text.', inputSchema: fromJsonSchema(ECHO_SCHEMA) }, async ({ text }) => ({
     content: [{ type: 'text', text: `echo: ${text}` }],
@@ -102,27 +105,40 @@ function mcpServer() {
   );
   // The listed definitions are the variant's, whatever was registered.
   server.server.setRequestHandler('tools/list', async (request) => {
-    const tools = definitions();
-    if (!paged()) return { tools };
+    const tools = definitions(variant);
+    if (!paged(variant)) return { tools };
     const at = Number(request.params?.cursor ?? '0');
     return { tools: tools.slice(at, at + 1), ...(at + 1 < tools.length ? { nextCursor: String(at + 1) } : {}) };
   });
   return server;
 }
 
-const handler = createMcpHandler(mcpServer);
+const handlers = new Map();
+/** The handler of a slot's endpoint: its servers list the slot's variant of the moment. */
+function handlerOf(slot) {
+  if (!handlers.has(slot))
+    handlers.set(
+      slot,
+      createMcpHandler(() => mcpServer(variants.get(slot) ?? 'base')),
+    );
+  return handlers.get(slot);
+}
 
 const http = createServer(async (req, res) => {
   const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-  if (req.method === 'POST' && url.pathname.startsWith('/variant/')) {
-    variant = url.pathname.slice('/variant/'.length);
-    res.writeHead(204).end();
-    return;
-  }
-  if (url.pathname !== '/mcp') {
+  const route = /^(?:\/s\/([a-z0-9-]+))?\/(mcp|variant\/([a-z-]+))$/.exec(url.pathname);
+  if (!route) {
     res.writeHead(404).end();
     return;
   }
+  const slot = route[1] ?? 'default';
+  if (route[3] !== undefined) {
+    if (req.method !== 'POST') return void res.writeHead(405).end();
+    variants.set(slot, route[3]);
+    res.writeHead(204).end();
+    return;
+  }
+  const handler = handlerOf(slot);
   const chunks = [];
   for await (const chunk of req) chunks.push(chunk);
   const headers = new Headers();

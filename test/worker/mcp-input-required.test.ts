@@ -34,7 +34,6 @@ beforeAll(async () => {
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
   replaceDeploymentConfig(parsed.config);
   clearMcpToolListCache();
-  await fetch(`${modern.origin}/variant/base`, { method: 'POST' });
   await json(await call('PUT', '/prompts/asks-twice', { body: PROMPT }), 201);
 });
 afterAll(() => replaceDeploymentConfig(null));

@@ -15,14 +15,17 @@ import { call, json, settled, until } from './app/client.ts';
 
 const modern = inject('modernMcp');
 
+// A slot of the server's own: other files that run at the same time use its other endpoints.
+const SLOT_URL = `${modern.origin}/s/pins/mcp`;
+
 async function variant(name: string): Promise<void> {
-  const response = await fetch(`${modern.origin}/variant/${name}`, { method: 'POST' });
+  const response = await fetch(`${modern.origin}/s/pins/variant/${name}`, { method: 'POST' });
   expect(response.status).toBe(204);
   clearMcpToolListCache();
 }
 
 function configure(extra = ''): void {
-  const parsed = parseDeploymentConfig(`packs:\n  acme/modern:\n    mcp: { url: "${modern.url}" }\n${extra}`);
+  const parsed = parseDeploymentConfig(`packs:\n  acme/modern:\n    mcp: { url: "${SLOT_URL}" }\n${extra}`);
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
   replaceDeploymentConfig(parsed.config);
   clearMcpToolListCache();
@@ -75,7 +78,7 @@ beforeEach(async () => {
 });
 afterAll(async () => {
   replaceDeploymentConfig(null);
-  await fetch(`${modern.origin}/variant/base`, { method: 'POST' });
+  await variant('base');
 });
 
 describe('the tools of an MCP Pack, pinned in workerd', () => {
