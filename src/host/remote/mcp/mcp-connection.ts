@@ -1,8 +1,11 @@
 /**
- * One connection to an MCP server, with the official SDK's client (mcp-client.ts): the
- * initialize handshake, and `tools/call` with progress notifications and elicitation
- * requests handed to the caller. It speaks over the transport its factory makes: Streamable
- * HTTP in production, through a fetch that bounds each answer of the server.
+ * One connection to an MCP server, with the official SDK's v2 client (mcp-client.ts): the
+ * protocol negotiated (2026-07-28, or the 2025-11-25 initialize handshake), and `tools/call`
+ * with progress notifications and the server's questions handed to the caller: elicitation
+ * requests on the call's stream (2025-11-25) and the elicitations of `input_required` rounds
+ * (2026-07-28), which the client retries with the answers and the server's request state.
+ * It speaks over the transport its factory makes: Streamable HTTP in production, through a
+ * fetch that bounds each answer of the server.
  */
 import type { Client, ElicitResult } from '@modelcontextprotocol/client';
 import { boundedFetch } from '../bounded-body.ts';
