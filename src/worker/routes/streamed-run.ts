@@ -32,22 +32,17 @@ export async function streamedRun(c: Context<{ Bindings: Env }>, runId: string):
   const run = runObject(c.env, runId);
   const response = await run.fetch(new Request('https://run/events?until=suspended'));
   if (response.body === null) throw new ApiError(404, `no run ${JSON.stringify(runId)}`);
-  const events = response.body.getReader();
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const next = await events.read();
-      if (!next.done) return controller.enqueue(next.value);
-      const view = await run.view();
-      if (view?.status === 'suspended') {
+  // The object's stream as it is, and at its end, for a run that suspended, the closing message.
+  const body = response.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      async flush(controller) {
+        const view = await run.view();
+        if (view?.status !== 'suspended') return;
         const { pending } = await publicView(c.env, view);
         controller.enqueue(encoder.encode(`data: ${JSON.stringify({ type: 'run_pending', run_id: runId, status: view.status, pending })}\n\n`));
-      }
-      controller.close();
-    },
-    cancel(reason) {
-      return events.cancel(reason);
-    },
-  });
+      },
+    }),
+  );
   // A stream read with a key ends when the key is revoked, as GET /runs/:id/events does.
   const key = bearerToken(c.req.raw);
   const principal = c.get('principal');
