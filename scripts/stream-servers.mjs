@@ -62,6 +62,8 @@ export async function startStreamServer(wire, { pieces = defaultPieces } = {}) {
     holdAfter: null,
     /** Milliseconds between two pieces (0: as fast as the socket takes them). */
     paceMs: 0,
+    /** When each piece of the latest reply was written (performance.now(), ms). */
+    wroteAt: [],
     /** Lets every reply waiting at holdAfter go on. */
     release() {
       released?.resolve();
@@ -87,6 +89,7 @@ export async function startStreamServer(wire, { pieces = defaultPieces } = {}) {
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     response.write(shape.start());
     state.requests.push(body);
+    state.wroteAt = [];
     for (const resolve of waiters.splice(0)) resolve();
     for (let i = 0; i < reply.length && !gone; i++) {
       if (state.holdAfter !== null && i === state.holdAfter) {
@@ -95,6 +98,7 @@ export async function startStreamServer(wire, { pieces = defaultPieces } = {}) {
       }
       if (gone) break;
       response.write(shape.piece(reply[i]));
+      state.wroteAt.push(performance.now());
       if (state.paceMs > 0) await sleep(state.paceMs);
     }
     if (!gone) response.end(shape.end(reply.length));
