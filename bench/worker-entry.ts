@@ -28,6 +28,7 @@ import { createWorkerdLuaFactory } from '../src/worker/workerd-lua/lua-factory.t
 import glue from 'wasmoon/dist/glue.wasm';
 import type { NotifyTarget } from '../src/config/deployment-config.ts';
 import type { D1Database } from '../src/worker/platform-types.ts';
+import { modelDirectory } from '../src/models/directory.ts';
 import { grabPack, w3Reply } from './workloads.ts';
 import { httpToolPacks } from '../src/host/remote/http/http-tool-pack.ts';
 import { textVars } from '../src/worker/env.ts';
@@ -52,7 +53,12 @@ export class RunObject extends WorkerRunObject {
   protected override host(operator: Operator): HostConfig {
     // The HTTP tool services of the bundled runvil.yaml (the `callbacks` part names its own).
     const http = httpToolPacks(this.config().packs.values(), { vars: textVars(this.env) });
-    return { packs: [grabPack, userInputPack(), ...http], models: { provider: () => scriptedModel }, operator };
+    // A role with `provider: openai` streams from the environment's OPENAI_BASE_URL (the `stream` part's loopback server).
+    const real = modelDirectory(textVars(this.env));
+    const models = {
+      provider: (config: Parameters<typeof real.provider>[0], role: string) => (config.provider === 'openai' ? real.provider(config, role) : scriptedModel),
+    };
+    return { packs: [grabPack, userInputPack(), ...http], models, operator };
   }
 
   protected override indexDb(): D1Database | undefined {

@@ -54,11 +54,14 @@
  *    by `tools/call` on /mcp (2026-07-28) and by `POST /prompts/hello/runs?wait=30`, each to
  *    its result, interleaved in the same run, goal at most 1.2x; and an ask answered by the
  *    call's retry with its requestState beside `POST /runs/:id/asks/:ask_id?wait=30`.
+ *  - a model step's text through the server beside straight from a loopback model server
+ *    (bench/worker-stream.ts): time to first delta (goal at most 5 ms more) and pieces per
+ *    second beside the server's own rate (goal at least 0.95x).
  * The client side (the API, the clock, W3 runs driven to their ask and resumed) is
  * bench/worker-client.ts.
  * Every other time includes one HTTP round trip on 127.0.0.1 through wrangler's local proxy;
  * the `GET /health` median is printed beside them. Run with `npm run bench:worker` (BENCH_SCALE=0.1
- * for a quick pass, BENCH_PARTS=w3 for one part: throughput, w3, fanout, callbacks, inbox, outbox, b1, triggers, mcp).
+ * for a quick pass, BENCH_PARTS=w3 for one part: throughput, w3, fanout, callbacks, inbox, outbox, b1, triggers, mcp, stream).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -72,6 +75,7 @@ import { inbox, NOTIFY_SECRET, outboxCost, startReceiver } from './worker-inbox.
 import { startToolService, TOOL_SERVICE_SECRET } from '../scripts/tool-service.mjs';
 import { BENCH_GITHUB_SECRET, triggerStarts, TRIGGERS_YAML } from './worker-triggers.ts';
 import { mcpCalls } from './worker-mcp.ts';
+import { startBenchStreamServer, streamDeltas, type BenchStreamServer } from './worker-stream.ts';
 
 const scale = Number(process.env.BENCH_SCALE ?? '1') || 1;
 const stateDir = `.wrangler/bench-state-${process.pid}`;
@@ -304,21 +308,28 @@ async function fanout(): Promise<Record<string, number>> {
 }
 
 const receiver = await startReceiver();
+let streamServer: BenchStreamServer | null = null;
 
 try {
-  const parts = (process.env.BENCH_PARTS ?? 'throughput,w3,fanout,callbacks,inbox,outbox,b1,triggers,mcp').split(',');
+  const parts = (process.env.BENCH_PARTS ?? 'throughput,w3,fanout,callbacks,inbox,outbox,b1,triggers,mcp,stream').split(',');
   // LangGraph runs first and alone, so neither side competes for the CPU with the other.
   const langGraph = parts.includes('w3') && process.env.BENCH_PEERS !== '0' ? measureLangGraph(String(scale)) : null;
   const langGraphUs = langGraph?.['W3 N=100'] ?? RECORDED['W3 N=100']!.langGraph;
   // The tool service and the runvil.yaml come before the server, which bundles the file.
   toolService = parts.includes('callbacks') ? await startToolService() : null;
   configFile = benchConfig(toolService);
+  // The loopback model server the `stream` part's runs stream from (OPENAI_BASE_URL).
+  streamServer = parts.includes('stream') ? await startBenchStreamServer() : null;
   server = await startLocalServer({
     port: Number(process.env.PORT || (await freePort())),
     token,
     stateDir,
     args: ['bench/worker-entry.ts'],
-    env: { RUNVIL_NOTIFY_SECRET: NOTIFY_SECRET, RUNVIL_BENCH_GITHUB_SECRET: BENCH_GITHUB_SECRET },
+    env: {
+      RUNVIL_NOTIFY_SECRET: NOTIFY_SECRET,
+      RUNVIL_BENCH_GITHUB_SECRET: BENCH_GITHUB_SECRET,
+      ...(streamServer ? { OPENAI_BASE_URL: streamServer.url, OPENAI_API_KEY: 'bench-key' } : {}),
+    },
   });
   useServer(server);
   const results = {
@@ -331,6 +342,7 @@ try {
     ...(parts.includes('b1') ? await b1Part((path) => api<B1Measure>('GET', path), scale) : {}),
     ...(parts.includes('triggers') ? await triggerStarts(server, token, scale) : {}),
     ...(parts.includes('mcp') ? await mcpCalls(server, token, scale) : {}),
+    ...(streamServer ? await streamDeltas(server, token, streamServer, scale) : {}),
   };
   console.log(`RESULT ${JSON.stringify(results)}`);
 } catch (error) {
@@ -342,6 +354,7 @@ try {
   await receiver.close();
   rmSync(stateDir, { recursive: true, force: true });
   await toolService?.close();
+  await streamServer?.close();
   if (configFile) {
     rmSync(configFile, { force: true });
     // The Worker's bundled configuration goes back to the project's own.
