@@ -64,6 +64,20 @@ describe('POST /prompts/:name/runs?stream=1', () => {
     expect(await settled(pending.run_id)).toMatchObject({ status: 'completed', result: 'echo: Write about lakes / yes' });
   });
 
+  it("streams a Workers AI step's text, read from the binding's stream", async () => {
+    await call('PUT', '/prompts/streamer-ai', {
+      body: STREAMER.replace('name: streamer', 'name: streamer-ai').replace('provider: openai', 'provider: workers-ai'),
+    });
+    const response = await call('POST', '/prompts/streamer-ai/runs?stream=1', { body: { args: { topic: 'clouds' } } });
+    const messages = await readSse(response).rest();
+    const deltas = messages.filter((m) => m.data.type === 'model_delta');
+    // A client's rule: a restart delta (a catch-up) replaces the step's text, any other adds to it.
+    const text = deltas.reduce((so, m) => (m.data.restart ? (m.data.text as string) : so + (m.data.text as string)), '');
+    expect(deltas.length).toBeGreaterThan(0);
+    expect(text).toBe('echo: Write about clouds');
+    expect(messages.find((m) => m.data.type === 'model_turn_completed')!.data.content).toBe(text);
+  });
+
   it('streams the run an Idempotency-Key already started, from its start', async () => {
     const headers = { 'idempotency-key': 'stream-twice' };
     const first = await readSse(await call('POST', '/prompts/greet/runs?stream=1', { body: { args: {} }, headers })).rest();

@@ -122,3 +122,29 @@ export const streamingProvider: ModelProvider = openAiProvider({
   baseUrl: 'https://stream-model.test/v1',
   round: { fetch: transport, retries: 0, backoffMs: () => 0 },
 });
+
+/**
+ * A Workers AI binding that streams as the real one does with `stream: true` (a
+ * ReadableStream of `data: {"response"}` chunks, the usage, `[DONE]`), read by the real
+ * `workers-ai` provider: a role with `provider: workers-ai` is served by it. Its reply is
+ * `echo: <last message>`, a word a chunk.
+ */
+export const streamingAiBinding = {
+  async run(_model: string, inputs: Record<string, unknown>): Promise<unknown> {
+    streamModel.rounds++;
+    const messages = inputs.messages as { content: string }[];
+    const pieces = echoPieces(messages.at(-1)?.content ?? '');
+    if (inputs.stream !== true) return { response: pieces.join('') };
+    return new ReadableStream<Uint8Array>({
+      async start(controller) {
+        for (const piece of pieces) {
+          controller.enqueue(encoder.encode(`data: ${JSON.stringify({ response: piece })}\n\n`));
+          await tick();
+        }
+        controller.enqueue(encoder.encode(`data: ${JSON.stringify({ response: '', usage: { prompt_tokens: 3, completion_tokens: pieces.length } })}\n\n`));
+        controller.enqueue(encoder.encode('data: [DONE]\n\n'));
+        controller.close();
+      },
+    });
+  },
+};

@@ -17,7 +17,8 @@ import { textVars } from '../../../src/worker/env.ts';
 import { httpToolPack } from '../../../src/host/remote/http/http-tool-pack.ts';
 import type { HttpSource, ConfiguredPack } from '../../../src/config/deployment-config.ts';
 import { DEPLOY_PACK, deployService } from './tool-service.ts';
-import { streamingProvider } from './stream-model.ts';
+import { streamingAiBinding, streamingProvider } from './stream-model.ts';
+import { workersAiProvider } from '../../../src/models/workers-ai.ts';
 
 /** The app the tool service posts its results to (the test Worker's own routes). */
 const callbackApp = createApp();
@@ -108,19 +109,21 @@ export function testHost(env: Env, operator: Operator, runId: string): HostConfi
     ...base,
     packs: [...packs, counterPack, grabPack, feedPack, deployPack(env)],
     models: {
-      // A role with `provider: openai` is served by the model that streams (stream-model.ts).
+      // A role with `provider: openai` or `workers-ai` is served by a model that streams (stream-model.ts).
       provider: (config) =>
         config.provider === 'openai'
           ? streamingProvider
-          : {
-              async round(request) {
-                const w3 = w3Reply(request.messages);
-                if (w3) return { ok: true, reply: { content: '', tool_calls: [w3] } };
-                const last = request.messages.at(-1)?.content ?? '';
-                performed.push(`${runId} model.round ${last}`);
-                return { ok: true, reply: { content: `noted(${last})`, tool_calls: [] } };
+          : config.provider === 'workers-ai'
+            ? workersAiProvider({ binding: streamingAiBinding })
+            : {
+                async round(request) {
+                  const w3 = w3Reply(request.messages);
+                  if (w3) return { ok: true, reply: { content: '', tool_calls: [w3] } };
+                  const last = request.messages.at(-1)?.content ?? '';
+                  performed.push(`${runId} model.round ${last}`);
+                  return { ok: true, reply: { content: `noted(${last})`, tool_calls: [] } };
+                },
               },
-            },
     },
   };
 }
