@@ -29,6 +29,10 @@
  * (`released`), and the run object resumes the run by replay of its journal when the answer
  * comes, as after an eviction. Suspended means nothing is half done: no tool call or model
  * round in flight, every journal entry committed.
+ *
+ * With `deltas`, the model rounds stream: each piece of a step's text goes to the run
+ * object's ModelDeltas (model-deltas.ts) for the event stream, never to the journal; the
+ * round's signal is the run's, so a cancel closes the provider's stream.
  */
 import type { JournalEntry } from '../../engine/journal.ts';
 import type { RunOutcome } from '../../engine/run.ts';
