@@ -74,8 +74,10 @@ describe("runvil.yaml's mcp.tools", () => {
     );
   });
 
-  it('GET /mcp/tools is for the root key', async () => {
-    const created = await json<{ key: string }>(await call('POST', '/keys', { body: { name: 'reader', scopes: ['runs:read'] } }), 201);
-    expect((await call('GET', '/mcp/tools', { token: created.key })).status).toBe(403);
+  it('GET /mcp/tools needs admin, as the rest of the configuration does: a key without it gets 403 naming the scope', async () => {
+    const reader = await json<{ key: string }>(await call('POST', '/keys', { body: { name: 'reader', scopes: ['runs:read', 'runs:start:*'] } }), 201);
+    expect(await json(await call('GET', '/mcp/tools', { token: reader.key }), 403)).toMatchObject({ error: { scope: 'admin' } });
+    const admin = await json<{ key: string }>(await call('POST', '/keys', { body: { name: 'operator', scopes: ['admin'] } }), 201);
+    expect(await json(await call('GET', '/mcp/tools', { token: admin.key }), 200)).toHaveProperty('served');
   });
 });

@@ -8,7 +8,7 @@
 import { Hono } from 'hono';
 import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
 import type { Env } from '../env.ts';
-import { ApiError } from '../http/http-error.ts';
+import { requireScope } from '../http/auth.ts';
 import { callerOf, type Principal } from './mcp-caller.ts';
 import { mcpServer } from './mcp-server.ts';
 import { mcpSessions, sessionNotFound, sessionObject } from './mcp-session.ts';
@@ -18,9 +18,8 @@ import { servedTools } from './served-tools.ts';
 /** The MCP routes. */
 export const mcpRoutes = new Hono<{ Bindings: Env }>();
 
-mcpRoutes.get('/mcp/tools', async (c) => {
-  const principal = await callerOf(c.req.raw, c.env);
-  if (principal.kind !== 'root') throw new ApiError(403, 'GET /mcp/tools is for the root key (RUNVIL_API_TOKEN)');
+// The deployment's configuration, as GET /packs and GET /triggers: admin (the root has it).
+mcpRoutes.get('/mcp/tools', requireScope('admin'), async (c) => {
   const { served, leftOut } = await servedTools(c.env.RUNVIL_KV);
   return c.json({
     served: served.map(({ name, prompt, description }) => ({ name, prompt, description })),
