@@ -236,8 +236,20 @@ async function refusedAndDeclined(name, topic) {
   );
   const runId = declined.structuredContent.run_id;
   check((await api('GET', `/runs/${runId}`)).status === 'suspended', `${name}: the declined run waits on its ask`);
-  const stillPending = (await api('GET', '/asks?status=pending&prompt=e2e-mcp-intake&limit=100')).asks.filter((ask) => ask.question === `Who owns ${topic}?`);
-  check(stillPending.length === 1, `${name}: the refused answer answered nothing: the ask is still pending: ${JSON.stringify(stillPending)}`);
+  // The index (GET /asks) is written by the run object's outbox, after the fact: it finds the
+  // refused run; the run itself (GET /runs/:id) says whether its ask is still open.
+  let refusedAsk;
+  for (let i = 0; i < 100 && refusedAsk === undefined; i++) {
+    refusedAsk = (await api('GET', '/asks?prompt=e2e-mcp-intake&limit=100')).asks.find((ask) => ask.question === `Who owns ${topic}?`);
+    if (refusedAsk === undefined) await sleep(100);
+  }
+  check(refusedAsk !== undefined, `${name}: GET /asks lists the ask whose answer was refused`);
+  const refusedRun = await api('GET', `/runs/${refusedAsk.run_id}`);
+  const stillPending = refusedRun.pending.filter((ask) => ask.ask_id === refusedAsk.ask_id);
+  check(
+    refusedRun.status === 'suspended' && stillPending.length === 1,
+    `${name}: the refused answer answered nothing: the run still waits on the ask: ${JSON.stringify(refusedRun)}`,
+  );
   return runId;
 }
 
