@@ -9,12 +9,12 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { apiCaller, launchBrowser } from './browser-support.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, killLocalServer, startLocalServer, type LocalServer } from '../../scripts/local-server.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const TOKEN = randomBytes(16).toString('hex');
 const stateDir = join(root, `.wrangler/browser-keys-state-${process.pid}`);
 
@@ -39,16 +39,7 @@ let runId: string;
 let reader: string;
 let answerer: string;
 
-async function api(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<any> {
-  const response = await fetch(`${server.base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${TOKEN}`, ...(body !== undefined ? { 'content-type': contentType } : {}) },
-    ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return JSON.parse(text);
-}
+const api = apiCaller(() => server.base, TOKEN);
 
 /** A page of the console, with `token` in the tab's sessionStorage, once its view has loaded. */
 async function open(path: string, token: string): Promise<Page> {
@@ -65,11 +56,7 @@ beforeAll(async () => {
   runId = (await api('POST', '/prompts/key-asker/runs?wait=10', { args: {} })).run_id;
   reader = (await api('POST', '/keys', { name: 'dashboard', scopes: ['runs:read'] })).key;
   answerer = (await api('POST', '/keys', { name: 'bridge', scopes: ['runs:read', 'asks:answer:key-asker'] })).key;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
-  context = await browser.newContext({ timezoneId: 'UTC', locale: 'en-GB' });
+  ({ browser, context } = await launchBrowser());
 }, 180_000);
 
 afterAll(async () => {

@@ -8,13 +8,13 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { launchBrowser } from './browser-support.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, killLocalServer, startLocalServer, type LocalServer } from '../../scripts/local-server.mjs';
 import { startStreamServer, type StreamServer } from '../../scripts/stream-servers.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const TOKEN = randomBytes(16).toString('hex');
 const stateDir = join(root, `.wrangler/browser-stream-state-${process.pid}`);
 
@@ -38,13 +38,14 @@ return models.get('writer'):infer('Write about tides')
 let model: StreamServer;
 let server: LocalServer;
 let browser: Browser;
+let context: BrowserContext;
 
 beforeAll(async () => {
   model = await startStreamServer('openai', { pieces: () => PIECES });
   server = await startLocalServer({ port: await freePort(), token: TOKEN, stateDir, env: { OPENAI_API_KEY: 'loopback-key', OPENAI_BASE_URL: model.url } });
   const put = await fetch(`${server.base}/prompts/console-stream`, { method: 'PUT', headers: { authorization: `Bearer ${TOKEN}` }, body: PROMPT });
   if (!put.ok) throw new Error(`PUT: ${put.status} ${await put.text()}`);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'] });
+  ({ browser, context } = await launchBrowser());
 }, 180_000);
 
 afterAll(async () => {
@@ -56,7 +57,7 @@ afterAll(async () => {
 });
 
 async function open(path: string): Promise<Page> {
-  const page = await (await browser.newContext()).newPage();
+  const page = await context.newPage();
   await page.addInitScript((token) => (globalThis as any).sessionStorage.setItem('runvil.apiToken', token), TOKEN);
   await page.goto(`${server.base}${path}`);
   await page.waitForSelector('body[data-ready]');

@@ -12,14 +12,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { apiCaller, launchBrowser } from './browser-support.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, killLocalServer, startLocalServer, type LocalServer } from '../../scripts/local-server.mjs';
 import { MODEL_SUMMARY, startLoopback, type Loopback } from './loopback.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const SHOTS = process.env.RUNVIL_SHOTS ? join(root, process.env.RUNVIL_SHOTS) : join(root, '.wrangler/browser-shots');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const TOKEN = randomBytes(16).toString('hex');
 const stateDir = join(root, `.wrangler/browser-state-${process.pid}`);
 
@@ -78,16 +78,7 @@ let context: BrowserContext;
 /** Every dialog any page opened: a script that ran would open one. */
 const dialogs: string[] = [];
 
-async function api(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<any> {
-  const response = await fetch(`${server.base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${TOKEN}`, ...(body !== undefined ? { 'content-type': contentType } : {}) },
-    ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return text === '' ? null : JSON.parse(text);
-}
+const api = apiCaller(() => server.base, TOKEN);
 
 /** A page of the console, the token already in this tab's (globalThis as any).sessionStorage. */
 async function open(path: string, size = { width: 1280, height: 900 }): Promise<Page> {
@@ -130,11 +121,7 @@ beforeAll(async () => {
   });
   await api('PUT', '/prompts/console-demo', DEMO, 'text/markdown');
   await api('PUT', '/prompts/console-tiny', TINY, 'text/markdown');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
-  context = await browser.newContext({ timezoneId: 'UTC', locale: 'en-GB' });
+  ({ browser, context } = await launchBrowser());
 }, 180_000);
 
 afterAll(async () => {

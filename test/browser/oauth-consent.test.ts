@@ -13,13 +13,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { type Browser, type BrowserContext } from 'playwright-core';
+import { apiCaller, launchBrowser } from './browser-support.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { freePort, killLocalServer, startLocalServer, type LocalServer } from '../../scripts/local-server.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = process.env.RUNVIL_SHOTS ? join(root, process.env.RUNVIL_SHOTS) : join(root, '.wrangler/browser-shots');
 const TOKEN = randomBytes(16).toString('hex');
 const stateDir = join(root, `.wrangler/browser-oauth-state-${process.pid}`);
@@ -46,16 +46,7 @@ let clientId: string;
 
 const base64url = (bytes: Buffer) => bytes.toString('base64').replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 
-async function api(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<any> {
-  const response = await fetch(`${server.base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${TOKEN}`, ...(body !== undefined ? { 'content-type': contentType } : {}) },
-    ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return JSON.parse(text);
-}
+const api = apiCaller(() => server.base, TOKEN);
 
 /** A new authorization request's URL and the verifier its challenge was made from. */
 function authorization(state: string): { url: string; verifier: string } {
@@ -92,11 +83,7 @@ beforeAll(async () => {
     }),
   });
   clientId = ((await registered.json()) as { client_id: string }).client_id;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
-  context = await browser.newContext({ timezoneId: 'UTC', locale: 'en-GB' });
+  ({ browser, context } = await launchBrowser());
   mkdirSync(SHOTS, { recursive: true });
 }, 180_000);
 
