@@ -50,6 +50,22 @@ return go .. ': ' .. tools.call('modern/echo', { text = 'hi' })
 \`\`\`
 `;
 
+const UNPINNED = `---
+name: unpinned
+description: Declares no MCP Pack; a fork's source may.
+runvil: 0
+uses: [user-input]
+---
+
+# Unpinned
+
+## Call
+
+\`\`\`lua
+return 'plain'
+\`\`\`
+`;
+
 async function start(ask: boolean): Promise<string> {
   return (await json<{ run_id: string }>(await call('POST', '/prompts/pinned/runs', { body: { args: { ask } } }), 202)).run_id;
 }
@@ -134,6 +150,21 @@ describe('the tools of an MCP Pack, pinned in workerd', () => {
     const refused = await call('POST', '/packs/acme/modern/accept');
     expect(refused.status).toBe(409);
     expect(await refused.text()).toContain('set its pin: to sha256:');
+  });
+
+  it('refuses a fork whose source declares a Pack whose tools changed, as it refuses a new run', async () => {
+    await json(await call('PUT', '/prompts/unpinned', { body: UNPINNED }), 201);
+    expect(await modernReport()).toMatchObject({ available: true });
+    const original = (await json<{ run_id: string }>(await call('POST', '/prompts/unpinned/runs', { body: {} }), 202)).run_id;
+    expect(await settled(original)).toMatchObject({ status: 'completed', result: 'plain' });
+
+    await variant('description');
+    // The original kept no MCP Pack: the fork reads acme/modern afresh, and judges it against its pin.
+    const source = UNPINNED.replace('uses: [user-input]', 'uses: [acme/modern]').replace("return 'plain'", "return tools.call('modern/echo', { text = 'hi' })");
+    const fork = await json<{ run_id: string }>(await call('POST', `/runs/${original}/fork`, { body: { at: 0, source } }), 202);
+    const refused = await settled(fork.run_id);
+    expect(refused.status).toBe('failed');
+    expect(refused.error!.message).toBe('the environment cannot satisfy this prompt:\n- modern is unavailable: its tools changed since they were pinned: echo');
   });
 
   it('answers 404 for accepting a Pack runvil.yaml does not configure', async () => {

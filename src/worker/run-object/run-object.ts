@@ -141,7 +141,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   async fork(spec: ForkSpec, waitMs = 0): Promise<ViewOutcome> {
     if (this.state.meta()) return { ok: false, reason: 'run-exists', status: 409, message: 'this run id already holds a run' };
     // Replayed on the Host the fork runs on (its Packs' manifests: the configured ones as the original kept them), nothing performed.
-    const packs = await forkPackSnapshots(spec.packs, spec, this.config(), textVars(this.env));
+    const packs = await forkPackSnapshots(spec.packs, spec, this.config(), textVars(this.env), this.env.RUNVIL_KV);
     const host = withPackSnapshots(this.host(new ScriptedOperator([])), packs ?? [], textVars(this.env));
     const checked = await checkedForkJournal(spec, host, this.ctx.id.toString());
     if (!checked.ok) return checked;

@@ -31,18 +31,20 @@ export async function prepareRunPacks(state: RunState, config: DeploymentConfig,
 /**
  * The configured Packs a fork of a run is prepared with: the original's as it kept them
  * (their tool lists, not what the servers list now), and a fresh read of any other MCP Pack
- * the fork's source declares. Null when the original was never prepared: the fork prepares
- * itself, as a new run does.
+ * the fork's source declares, judged against its pin as a new run's is (a server whose tools
+ * changed refuses the fork as it refuses a new run). Null when the original was never
+ * prepared: the fork prepares itself, as a new run does.
  */
 export async function forkPackSnapshots(
   kept: readonly PackSnapshot[] | null,
   fork: { prompt: string; source: string },
   config: DeploymentConfig,
   vars: ConfigVars,
+  kv?: KvNamespace,
 ): Promise<PackSnapshot[] | null> {
   if (kept === null) return null;
   const parsed = parsePromptCached(fork.source, `${fork.prompt}.md`);
-  return parsed.ok ? snapshotPacks(config, parsed.prompt, vars, kept) : [...kept];
+  return parsed.ok ? snapshotPacks(config, parsed.prompt, vars, kept, undefined, kv ? keyValuePinStore(kv) : null) : [...kept];
 }
 
 /** `host` with the Packs `snapshots` stand for (a fork's check and a run's test file read their manifests, and call nothing). */
