@@ -93,8 +93,11 @@ export interface ForkReplay {
   prefix: Extract<ForkPrefix, { ok: true }>;
 }
 
-/** The journal a fork starts from, or the first step its prompt cannot reproduce. */
-export type ForkCheck = { ok: true; journal: JournalEntry[] } | { ok: false; message: string };
+/**
+ * The journal a fork starts from, or the first step its prompt cannot reproduce (`diverged`:
+ * the journaled entry there, when the replay reached one).
+ */
+export type ForkCheck = { ok: true; journal: JournalEntry[] } | { ok: false; message: string; diverged?: JournalEntry };
 
 /**
  * Replays the fork's journal on a dry Host and answers the journal the fork starts from:
@@ -116,7 +119,7 @@ export async function checkFork(replay: ForkReplay): Promise<ForkCheck> {
       journal = journal.slice(0, index);
       continue;
     }
-    return { ok: false, message: outcome.message };
+    return { ok: false, message: outcome.message, ...(outcome.diverged ? { diverged: outcome.diverged } : {}) };
   }
 }
 
