@@ -17,6 +17,8 @@ export interface AskTerms {
   question?: string | undefined;
   choices?: readonly Json[] | null | undefined;
   form?: AskForm | null | undefined;
+  /** Words a form ask takes in place of its object (operator.ts's AskContext `refusals`). */
+  refusals?: readonly string[] | null | undefined;
 }
 
 /** The text Lua gets for an answer, or why the ask does not take it (`field`: the form's field that does not fit). */
@@ -26,6 +28,7 @@ export type FittedAnswer = { ok: true; text: string } | { ok: false; message: st
 export function fitAnswer(terms: AskTerms, answer: Json): FittedAnswer {
   const form = terms.form ?? null;
   if (form !== null) {
+    if (typeof answer === 'string' && terms.refusals?.includes(answer.trim())) return { ok: true, text: answer.trim() };
     const object = typeof answer === 'string' ? parsedObject(answer) : answer;
     const checked = checkFormAnswer(form, object);
     if (checked.ok) return { ok: true, text: formAnswerText(checked.value) };

@@ -11,6 +11,7 @@ import type { Pack, ServiceDirectory } from './pack.ts';
 import type { Recording } from './recording.ts';
 import type { RunStore } from './run-store.ts';
 import type { CallLedger } from './tool-calls.ts';
+import { MemoryCallRounds, type CallRounds } from './call-rounds.ts';
 import { checkToolArguments } from './tool-arguments.ts';
 import { capOutput } from './tool-output-cap.ts';
 
@@ -27,6 +28,8 @@ export interface HarnessOptions {
   signal?: AbortSignal;
   /** Where calls to tools that answer later wait for their results. */
   calls?: CallLedger;
+  /** Where tool calls keep the rounds of a server that asks before it answers; in memory for the run when absent. */
+  rounds?: CallRounds;
   /** Catalog tool outputs to answer from before the Packs (a test file's `recorded:`). */
   recording?: Recording;
   /** Told a model step's text as it arrives; with it, the providers that can stream do. */
@@ -51,6 +54,7 @@ export interface ModelDelta {
 /** Builds the Harness of one run. */
 export function createHarness(options: HarnessOptions): Harness {
   const { store } = options;
+  const rounds = options.rounds ?? new MemoryCallRounds();
   return {
     async perform(request: EffectRequest, effect: EffectContext): Promise<EffectAnswer> {
       switch (request.op) {
@@ -71,7 +75,9 @@ export function createHarness(options: HarnessOptions): Harness {
         case 'sys.now':
           return options.recording?.now(effect.chain) ?? answered((options.clock ?? Date.now)());
         case 'tool.call':
-          return options.recording?.answer(effect.chain, request) ?? callTool(options, request.tool, request.args, { chain: effect.chain, seq: effect.seq });
+          return (
+            options.recording?.answer(effect.chain, request) ?? callTool(options, rounds, request.tool, request.args, { chain: effect.chain, seq: effect.seq })
+          );
         case 'model.round':
           return (
             options.recording?.reply(effect.chain) ?? modelRound(options, request.role, request.request, deltaListener(options, request.step, effect.chain))
@@ -81,7 +87,7 @@ export function createHarness(options: HarnessOptions): Harness {
   };
 }
 
-async function callTool(options: HarnessOptions, tool: string, args: Json, effect: { chain: string; seq: number }): Promise<EffectAnswer> {
+async function callTool(options: HarnessOptions, rounds: CallRounds, tool: string, args: Json, effect: { chain: string; seq: number }): Promise<EffectAnswer> {
   const pack = options.packs.get(tool.split('/')[0]!);
   if (!pack) return failed('tool', `${tool}: no Pack serves this tool in this run`);
   // Arguments that do not fit the tool's JSON Schema fail the call before the Pack sees it.
@@ -94,6 +100,7 @@ async function callTool(options: HarnessOptions, tool: string, args: Json, effec
     operator: options.operator,
     services: options.services,
     effect,
+    rounds,
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.calls ? { calls: options.calls } : {}),
   };

@@ -11,6 +11,7 @@ import type { ModelDirectory } from '../models/provider.ts';
 import type { Operator } from './operator.ts';
 import type { Pack } from './pack.ts';
 import type { CallLedger } from './tool-calls.ts';
+import type { CallRounds } from './call-rounds.ts';
 import type { Recording } from './recording.ts';
 import { MemoryRunStore, type RunStore } from './run-store.ts';
 
@@ -25,6 +26,8 @@ export interface HostConfig {
   clock?: () => number;
   /** Where calls to tools that answer later (HTTP tool services) wait for their results. */
   calls?: CallLedger;
+  /** Where tool calls keep the rounds of a server that asks before it answers (call-rounds.ts); in memory for the run when absent. */
+  rounds?: CallRounds;
   /** Catalog tool outputs answered before the Packs, in call order (a test file's `recorded:`). */
   recording?: Recording;
   /** What the requirements notice says to do about a declared Pack this Host cannot serve. */
@@ -54,6 +57,7 @@ export async function runOnHost(platform: LuaPlatform, host: HostConfig, hostOpt
     models: host.models,
     ...(host.clock ? { clock: host.clock } : {}),
     ...(host.calls ? { calls: host.calls } : {}),
+    ...(host.rounds ? { rounds: host.rounds } : {}),
     ...(host.recording ? { recording: host.recording } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(onModelDelta ? { onModelDelta } : {}),

@@ -26,6 +26,11 @@ export interface AskContext {
   choices?: string[];
   /** The form the answer fills (ask-form.ts): the answer is then a JSON object, and its text the object's JSON. */
   form?: AskForm;
+  /**
+   * Words a form ask also takes in place of its form's object, which refuse it (an MCP
+   * server's elicitation: `decline`, `cancel`): the answer's text is then the word itself.
+   */
+  refusals?: string[];
   /** Seconds the operator has to answer; then the ask closes and fails with OPERATOR_WINDOW_CLOSED. */
   timeout?: number;
 }
@@ -62,7 +67,10 @@ export class ScriptedOperator implements Operator {
     const index = this.next++;
     const answer = this.answers[index];
     if (answer === undefined) return { ok: false, message: OPERATOR_WINDOW_CLOSED };
-    const fitted = fitAnswer({ id: askIdOf(context), question: context.question, choices: context.choices, form: context.form }, answer);
+    const fitted = fitAnswer(
+      { id: askIdOf(context), question: context.question, choices: context.choices, form: context.form, refusals: context.refusals },
+      answer,
+    );
     if (!fitted.ok) {
       this.refused.push({ index, message: fitted.message });
       return { ok: false, message: fitted.message };

@@ -6,6 +6,7 @@ import type { Json } from '../json/json.ts';
 import type { RunStore } from './run-store.ts';
 import type { Operator } from './operator.ts';
 import type { CallLedger } from './tool-calls.ts';
+import type { CallRounds } from './call-rounds.ts';
 
 /** One tool a Pack contributes, as its manifest describes it. */
 export interface ToolManifest {
@@ -53,6 +54,8 @@ export interface ToolContext {
   effect?: { chain: string; seq: number };
   /** Where calls whose result comes later wait for it (tool-calls.ts); absent on a Host that cannot receive results. */
   calls?: CallLedger;
+  /** Where a call whose server asks before it answers keeps its rounds (call-rounds.ts); absent: the call keeps them in memory. */
+  rounds?: CallRounds;
 }
 
 /** Services by name; a Pack needing one the directory lacks cannot serve. */

@@ -48,6 +48,7 @@ export function askInfo(meta: RunMeta, ask: AskRecord): AskInfo {
     question: ask.question,
     choices: ask.choices ?? null,
     form: ask.form ?? null,
+    ...(ask.refusals ? { refusals: ask.refusals } : {}),
     asked_at: ask.asked_at,
     expires_at: ask.expires_at ?? null,
   };

@@ -30,6 +30,8 @@ export interface AskInfo {
   choices: string[] | null;
   /** The form the answer fills (MCP's elicitation requestedSchema, ask-form.ts), or null: the answer is then a JSON object. */
   form: AskForm | null;
+  /** Words a form ask takes in place of its object, which refuse it (an MCP server's elicitation: `decline`, `cancel`); absent: none. */
+  refusals?: string[];
   asked_at: string;
   expires_at: string | null;
 }
@@ -104,6 +106,8 @@ export interface AskRecord {
   choices?: string[] | null;
   /** The form the answer fills (absent or null: none; records stored before forms have none). */
   form?: AskForm | null;
+  /** Words the form ask takes in place of its object (an MCP server's elicitation: `decline`, `cancel`); absent: none. */
+  refusals?: string[];
   /** When the ask closes as expired, if it has a timeout. */
   expires_at?: string | null;
   /** Why a closed ask closed: its deadline passed, or the run or its task ended (absent: cancelled). */

@@ -68,10 +68,21 @@ export class AskBroker implements Operator {
       const now = this.clock();
       const choices = context.choices ?? null;
       const form = context.form ?? null;
+      const refusals = form !== null && context.refusals ? { refusals: [...context.refusals] } : {};
       const expiresAt = context.timeout !== undefined ? new Date(now + context.timeout * 1000).toISOString() : null;
       this.state.atomically(() => {
         const order = this.state.asks().length + 1;
-        this.state.putAsk({ ask_id: askId, question, asked_at: new Date(now).toISOString(), state: 'pending', order, choices, form, expires_at: expiresAt });
+        this.state.putAsk({
+          ask_id: askId,
+          question,
+          asked_at: new Date(now).toISOString(),
+          state: 'pending',
+          order,
+          choices,
+          form,
+          ...refusals,
+          expires_at: expiresAt,
+        });
         // The form only when there is one: the stream's asks without one read as they always have.
         const event = { type: 'ask_pending', task: context.effect?.chain ?? '0', ask_id: askId, question, choices, expires_at: expiresAt };
         this.state.appendEvent(form === null ? event : { ...event, form: formJson(form) });

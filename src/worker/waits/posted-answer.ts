@@ -22,8 +22,11 @@ export function postedAnswerText(record: AskRecord | undefined, answer: Json): {
     );
   }
   if (typeof answer === 'string') {
+    // An MCP server's elicitation may be refused with MCP's own words rather than filled.
+    if (record!.refusals?.includes(answer.trim())) return { ok: true, text: answer.trim() };
     return misfit(
-      `ask ${record!.ask_id} has a form: its answer is a JSON object of the form's fields, such as {"answer": {"${Object.keys(form.properties)[0]}": ...}}`,
+      `ask ${record!.ask_id} has a form: its answer is a JSON object of the form's fields, such as {"answer": {"${Object.keys(form.properties)[0]}": ...}}` +
+        (record!.refusals ? `, or one of ${record!.refusals.map((word) => JSON.stringify(word)).join(', ')} to refuse it` : ''),
       '',
     );
   }

@@ -1,11 +1,12 @@
 /**
  * One connection to an MCP server, with the official SDK's v2 client (mcp-client.ts): the
  * protocol negotiated (2026-07-28, or the 2025-11-25 initialize handshake), and `tools/call`
- * with progress notifications and the server's questions handed to the caller: elicitation
- * requests on the call's stream (2025-11-25) and the elicitations of `input_required` rounds
- * (2026-07-28), which the client retries with the answers and the server's request state.
- * It speaks over the transport its factory makes: Streamable HTTP in production, through a
- * fetch that bounds each answer of the server.
+ * with progress notifications. A 2025-11-25 server's elicitation requests on the call's
+ * stream are handed to the caller while the call is open. A 2026-07-28 server's
+ * `input_required` answer ends the send (the client's manual mode): the caller gets its input
+ * requests and request state, and sends the retry itself (mcp-input-rounds.ts), so nothing
+ * holds the call open while a person decides. It speaks over the transport its factory
+ * makes: Streamable HTTP in production, through a fetch that bounds each answer of the server.
  */
 import type { Client, ElicitResult } from '@modelcontextprotocol/client';
 import { boundedFetch } from '../bounded-body.ts';
@@ -24,6 +25,26 @@ export interface Elicitation {
  * forever. A failed ping ends the call.
  */
 export const MCP_PING_MS = 5_000;
+
+/** A 2026-07-28 server's answer that it needs input first: what it asks (`inputRequests`, by key) and the state its retry carries. */
+export interface InputRequired {
+  inputRequests: unknown;
+  requestState?: unknown;
+}
+
+/** A tool's result as a server sends it (only the fields read here), or, as `inputRequired`, its answer that it needs input first. */
+export interface CallResult {
+  content?: unknown;
+  structuredContent?: unknown;
+  isError?: unknown;
+  inputRequired?: InputRequired;
+}
+
+/** What a retry of an `input_required` round carries: the server's request state, byte for byte, and the answers by input request key. */
+export interface RoundRetry {
+  requestState?: string;
+  inputResponses?: Record<string, unknown>;
+}
 
 /** Thrown by callTool when the server's answer passed the bound on one answer's bytes. */
 export class AnswerTooLarge extends Error {
@@ -60,7 +81,7 @@ export class McpConnection {
     endpoint: McpEndpoint,
     options: { signal?: AbortSignal; answerBytes?: number; transport?: McpTransportFactory } = {},
   ): Promise<McpConnection> {
-    const client = newMcpClient();
+    const client = newMcpClient('manual');
     const connection = new McpConnection(client);
     const fetch = boundedFetch(options.answerBytes ?? answerBytesFor(TOOL_OUTPUT_BYTES), () => connection.passed());
     const transport = await (options.transport ?? streamableHttp)(endpoint, fetch);
@@ -75,9 +96,11 @@ export class McpConnection {
   }
 
   /**
-   * Calls a tool. `onProgress` hears its progress notifications; `onElicit` answers the
-   * elicitation requests the server makes during the call. The call has no timeout of
-   * the SDK's: the caller's signal ends it (an operator may take hours to answer).
+   * Calls a tool, or sends the retry of an `input_required` round (`retry`). `onProgress`
+   * hears its progress notifications; `onElicit` answers the elicitation requests a
+   * 2025-11-25 server makes during the call. Answers the result, or the server's
+   * `input_required`. The call has no timeout of the SDK's: the caller's signal ends it (an
+   * operator may take hours to answer an elicitation on the open call).
    */
   async callTool(
     name: string,
@@ -86,8 +109,9 @@ export class McpConnection {
       signal: AbortSignal;
       onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
       onElicit?: (request: Elicitation) => Promise<ElicitResult>;
+      retry?: RoundRetry;
     },
-  ): Promise<{ content?: unknown; structuredContent?: unknown; isError?: unknown }> {
+  ): Promise<CallResult> {
     this.elicit = handlers.onElicit ?? null;
     this.answerPassed = false;
     const controller = new AbortController();
@@ -103,17 +127,27 @@ export class McpConnection {
       });
     }, MCP_PING_MS);
     try {
+      const retry = handlers.retry;
       const result = await this.client.callTool(
-        { name, arguments: args },
+        {
+          name,
+          arguments: args,
+          ...(retry?.requestState !== undefined ? { requestState: retry.requestState } : {}),
+          ...(retry?.inputResponses !== undefined ? { inputResponses: retry.inputResponses } : {}),
+        },
         {
           signal: controller.signal,
+          // The client hands an `input_required` answer back rather than fulfil it: its rounds are the run's to keep.
+          allowInputRequired: true,
           // The SDK's own timer would end a call whose operator takes a while; the caller's watchdog decides instead.
           timeout: 2_147_483_647,
           ...(handlers.onProgress ? { onprogress: handlers.onProgress, resetTimeoutOnProgress: true } : {}),
         },
       );
+      const answer = result as { resultType?: unknown; inputRequests?: unknown; requestState?: unknown };
+      if (answer.resultType === 'input_required') return { inputRequired: { inputRequests: answer.inputRequests, requestState: answer.requestState } };
       // The legacy form `{ toolResult }` (protocol 2024-10-07) carries no content.
-      return result as { content?: unknown; structuredContent?: unknown; isError?: unknown };
+      return result as CallResult;
     } catch (error) {
       if (this.answerPassed) throw new AnswerTooLarge(`the server's answer passed the bound on one answer`);
       if (pingFailure !== null) throw new Error(`it stopped answering during the call: ${shortReason(pingFailure)}`);

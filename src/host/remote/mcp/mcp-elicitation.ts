@@ -1,6 +1,9 @@
 /**
- * An MCP server's elicitation as operator asks (DESIGN.md Part 2, "MCP servers as Packs"):
- * one ask per field (the required ones, or every field when none is required), the
+ * An MCP server's elicitation as operator asks. A 2026-07-28 server's elicitation (an
+ * `input_required` round, mcp-input-rounds.ts) becomes one ask whose `form` is the requested
+ * schema as it stands (askForm below; DESIGN.md Part 3, "Asks with forms"): the operator fills
+ * it, or declines or cancels. A 2025-11-25 server's elicitation on the call's open stream
+ * (DESIGN.md Part 2, "MCP servers as Packs") becomes, as before, one ask per field (the required ones, or every field when none is required), the
  * server's message first; an enum, titled options (`oneOf` consts) or a multi-select's items
  * give the ask's choices. The first ask of a call is the call's own ask id; later ones add
  * `.N`.
@@ -14,6 +17,7 @@
  */
 import type { ElicitResult } from '@modelcontextprotocol/client';
 import { choicesProblem, questionProblem } from '../../ask-limits.ts';
+import { readForm } from '../../ask-form.ts';
 import type { ToolContext } from '../../pack.ts';
 import type { Elicitation } from './mcp-connection.ts';
 
@@ -68,6 +72,48 @@ export async function elicit(request: Elicitation, context: ToolContext, asked: 
     content[name] = value;
   }
   return { result: { action: 'accept', content: { ...content } } };
+}
+
+/** The words an operator answers a form ask of an MCP server with to refuse it rather than fill its form: MCP's own actions. */
+export const ELICITATION_REFUSALS = ['decline', 'cancel'] as const;
+
+/** Why an elicitation's requested schema cannot be put to the operator as a form, or null (ask-form.ts: MCP's elicitation schema, within an ask's caps). */
+export function elicitationProblem(request: Elicitation): string | null {
+  const question = questionProblem(request.message);
+  if (question !== null) return `the MCP server's elicitation cannot be put to the operator: ${question}`;
+  const form = readForm(request.requestedSchema);
+  return form.ok ? null : `the MCP server's elicitation cannot be put to the operator: its requestedSchema is no form an operator can fill: ${form.message}`;
+}
+
+/**
+ * Asks the operator one elicitation as a form ask: the server's message is the question, its
+ * requested schema the form; `part` numbers the ask within the call's effect. The operator's
+ * object is sent as `accept` with that content; `decline` or `cancel` as said; an ask that
+ * closes unanswered (its run or task cancelled) cancels.
+ */
+export async function askForm(request: Elicitation, context: ToolContext, part: number): Promise<ElicitOutcome> {
+  const problem = elicitationProblem(request);
+  if (problem !== null) return { refused: problem };
+  const form = readForm(request.requestedSchema);
+  if (!form.ok) return { refused: problem ?? form.message };
+  const answer = await context.operator.ask({
+    question: request.message,
+    form: form.form,
+    refusals: [...ELICITATION_REFUSALS],
+    ...(context.effect ? { effect: context.effect, part } : {}),
+  });
+  if (!answer.ok) return { result: { action: 'cancel' } };
+  const text = answer.text.trim();
+  if (text === 'decline' || text === 'cancel') return { result: { action: text } };
+  let content: unknown;
+  try {
+    content = JSON.parse(text);
+  } catch {
+    // Every path checks a form's answer before the run sees it; a text that is none is no answer to send.
+    return { result: { action: 'decline' } };
+  }
+  if (content === null || typeof content !== 'object' || Array.isArray(content)) return { result: { action: 'decline' } };
+  return { result: { action: 'accept', content: content as Record<string, string | number | boolean | string[]> } };
 }
 
 function answerOf(field: FieldSchema): FieldAnswer {

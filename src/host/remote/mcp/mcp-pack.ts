@@ -5,11 +5,14 @@
  * output); a tool with an `outputSchema` on a trusted Pack is structured. A call that
  * fails on the way fails with `<tool id>: the MCP server did not answer (reason)`.
  *
- * Elicitation: each field the server requests becomes an operator ask of the run (the
- * server's message is the question; an enum gives the choices), answered like any ask; the
- * answers go back to the server, a field's choice only ever as one of its own choices
- * (mcp-elicitation.ts). Progress notifications are handed to the run
- * (`tool_progress` events).
+ * Questions: a 2026-07-28 server's `input_required` rounds are kept with the call and each
+ * elicitation becomes a form ask of the run; the retry goes when they are answered, from this
+ * execution or a later one (mcp-input-rounds.ts). A 2025-11-25 server's elicitation on the
+ * open call becomes one ask per field (the server's message is the question; an enum gives
+ * the choices), answered like any ask; the answers go back to the server, a field's choice
+ * only ever as one of its own choices (mcp-elicitation.ts). Such a question lives only as
+ * long as the call's connection: a later execution of the run (after an eviction) fails the
+ * call saying so. Progress notifications are handed to the run (`tool_progress` events).
  *
  * Connections are kept for the run's next calls (connecting costs a handshake), one per
  * call at a time, and closed when idle or when the run ends (`dispose`).
@@ -22,11 +25,15 @@ import { capOutput, outputCapExceeded, TOOL_OUTPUT_BYTES } from '../../tool-outp
 import { shortReason, streamableHttp, type McpEndpoint, type McpTransportFactory } from './mcp-client.ts';
 import { AnswerTooLarge, McpConnection } from './mcp-connection.ts';
 import { elicit } from './mcp-elicitation.ts';
+import { callInRounds } from './mcp-input-rounds.ts';
 import { toolOutcome } from './mcp-output.ts';
 import type { McpToolList } from './mcp-tool-list.ts';
 
 /** How long a call may go without a word from the server (a result or a progress notification), an operator's answer aside. */
 export const MCP_CALL_SILENCE_MS = 120_000;
+/** The protocol whose servers ask with `input_required` rounds. */
+const MODERN_PROTOCOL = '2026-07-28';
+
 /** How long a connection the run is not using stays open for its next call. */
 export const MCP_IDLE_MS = 15_000;
 
@@ -122,24 +129,47 @@ export function mcpPack(
       try {
         const reused = idle.pop();
         if (reused) clearTimeout(reused.timer);
-        connection = reused?.connection ?? (await McpConnection.open(endpoint.endpoint, { signal: watchdog.signal, transport }));
-        const result = await connection.callTool(name, args as Record<string, unknown>, {
-          signal: watchdog.signal,
-          onProgress: (progress) => {
-            watchdog.heard();
-            onProgress?.(toolId, context, progress);
+        const open = (connection = reused?.connection ?? (await McpConnection.open(endpoint.endpoint, { signal: watchdog.signal, transport })));
+        const outcome = await callInRounds(
+          {
+            send: (retry) => {
+              watchdog.heard();
+              // A round kept from an earlier execution is the 2026-07-28 protocol's: a server that now speaks another cannot take its retry.
+              if (retry && open.protocolVersion() !== MODERN_PROTOCOL)
+                throw new Error(`it no longer speaks ${MODERN_PROTOCOL}, the protocol its questions came in`);
+              return open.callTool(name, args as Record<string, unknown>, {
+                signal: watchdog.signal,
+                ...(retry ? { retry } : {}),
+                onProgress: (progress) => {
+                  watchdog.heard();
+                  onProgress?.(toolId, context, progress);
+                },
+                onElicit: (request) =>
+                  watchdog.paused(async () => {
+                    // The question lives on this connection only: a later execution of the run cannot answer it.
+                    if (context.effect && context.rounds)
+                      context.rounds.put(context.effect, { ...(context.rounds.get(context.effect) ?? { rounds: 0, asked: 0 }), held: true });
+                    const elicited = await elicit(request, context, asked);
+                    if ('result' in elicited) return elicited.result;
+                    // An elicitation past an ask's caps ends the call: it is neither asked nor answered.
+                    refusal.message = elicited.refused;
+                    watchdog.cancel();
+                    return { action: 'cancel' as const };
+                  }),
+              });
+            },
+            waiting: (work) => watchdog.paused(work),
           },
-          onElicit: (request) =>
-            watchdog.paused(async () => {
-              const outcome = await elicit(request, context, asked);
-              if ('result' in outcome) return outcome.result;
-              // An elicitation past an ask's caps ends the call: it is neither asked nor answered.
-              refusal.message = outcome.refused;
-              watchdog.cancel();
-              return { action: 'cancel' as const };
-            }),
-        });
+          context,
+        );
         if (refusal.message !== null) return { ok: false, message: `${toolId}: ${refusal.message}` };
+        if ('refused' in outcome) {
+          // The connection is sound: the server only asked what cannot be asked.
+          release(connection);
+          connection = null;
+          return { ok: false, message: `${toolId}: ${outcome.refused}` };
+        }
+        const result = outcome.result;
         release(connection);
         connection = null;
         return capOutput(toolOutcome(toolId, result, tool.output === 'structured'), pack.fqName, toolId);
