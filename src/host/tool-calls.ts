@@ -40,6 +40,31 @@ export interface CallRecord {
   received_at?: string;
   /** Counts the run's calls from 1, in the order they were made. */
   order: number;
+  /** A call its server turned into a task, followed by polling it (remote/mcp/mcp-tasks.ts); absent for a call whose result is posted. */
+  task?: FollowedTask;
+}
+
+/**
+ * A server's task that a call waits on, as the ledger keeps it: what the next poll needs
+ * (the Pack and the task id), when it is due, and what the polls so far found. The Worker
+ * polls it on the run object's alarm, `runvil run` on a timer.
+ */
+export interface FollowedTask {
+  /** The Pack whose server holds the task (its configured name, such as `acme/reports`). */
+  pack: string;
+  task_id: string;
+  /** The server's suggested interval between polls, in ms, as last heard (bounded where it is read). */
+  poll_ms: number | null;
+  /** How many polls found the task still under way. */
+  polls: number;
+  /** When the next poll is due (epoch ms). */
+  next_poll_at: number;
+  /** The server's input requests the last poll found (its `inputRequests`, by key): the call asks them before it waits again. */
+  input?: Json;
+  /** How many asks the task's input requests made so far: the next one's part within the call's effect. */
+  asked?: number;
+  /** True once `tasks/cancel` was sent for a task whose call was closed. */
+  cancel_sent?: true;
 }
 
 /** How a wait ends: the result, or why none will come. */
@@ -73,8 +98,16 @@ export interface CallLedger {
   open(call: CallOpening): CallRecord;
   /** Where and with what token the service posts the call's result. */
   callback(callId: string): Promise<{ url: string; token: string }>;
-  /** The service answered 202: the call now waits on its result. */
-  markWaiting(callId: string): void;
+  /** The service answered 202 (or, with `task`, its server made the call a task to follow): the call now waits on its result. */
+  markWaiting(callId: string, task?: FollowedTask): void;
+  /** The call's record, if it was opened (a replay finds a call that waits). */
+  find?(callId: string): CallRecord | undefined;
+  /** Keeps what a poll of a call's task found (its next poll, its input requests), for a call still waiting. */
+  updateTask?(callId: string, task: FollowedTask): void;
+  /** True when the ledger's host polls the tasks of waiting calls itself (the Worker's alarm); else the call polls in its own process. */
+  readonly pollsTasks?: boolean;
+  /** Settles when something outside the call (a poll) wants the waiting call to look at its record again: its task asks for input. */
+  nudged?(callId: string): Promise<void>;
   /** The service answered at once (or failed for good): the call is done with `result`. */
   settle(callId: string, result: ToolResult): void;
   /** Settles when the call ends: its result (maybe one in already), its deadline, or its close. */

@@ -1,15 +1,18 @@
 /**
  * What the run object's alarm does when it fires (when it fires is run-alarm.ts): a finished
  * run not yet in KV is owed there, the outbox delivers what is due, asks and tool calls past
- * their deadline end, and then the run times out, resumes (its execution died) or is only
- * watched. Alarms are delivered at least once, so each duty is safe to do twice.
+ * their deadline end, the MCP servers' tasks that calls wait on are polled (task-polls.ts),
+ * and then the run times out, resumes (its execution died) or is only watched. Alarms are
+ * delivered at least once, so each duty is safe to do twice.
  */
+import type { ConfigVars } from '../../host/remote/mcp/mcp-pack.ts';
 import type { Outbox } from '../outbox/outbox.ts';
 import { storedLedgers } from '../waits/stored-waits.ts';
 import type { LiveRun } from './live-run.ts';
 import { alarmDuty, timeoutReason } from './run-alarm.ts';
 import type { RunState } from './run-state.ts';
 import { isFinal } from './run-view.ts';
+import { pollDueTasks } from './task-polls.ts';
 /** What the alarm works on: its run object's state, outbox and live run, and the object's lifecycle. */
 export interface AlarmSeams {
   state: RunState;
@@ -22,6 +25,8 @@ export interface AlarmSeams {
   stop(reason: string): Promise<void>;
   /** Records whether the live run is suspended or running. */
   refreshStatus(): void;
+  /** The environment `${NAME}` references of the Packs' configuration are read from (a task's poll reaches its server). */
+  vars: ConfigVars;
 }
 
 /** Does the alarm's duties, in the order the module's header gives; the object sets the next alarm after. */
@@ -34,6 +39,7 @@ export async function ringAlarm(object: AlarmSeams): Promise<void> {
   if (isFinal(progress.status) && !progress.kv_synced) outbox.oweKv(Date.now());
   await outbox.deliverDue(Date.now());
   passDeadlines(object, Date.now());
+  await pollDueTasks(object, Date.now());
   switch (alarmDuty(meta, state.progress(), Date.now(), object.live() !== null)) {
     case 'time-out':
       await object.stop(timeoutReason(meta.timeout_seconds));

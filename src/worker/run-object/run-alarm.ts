@@ -11,6 +11,7 @@
 import { storedLedgers } from '../waits/stored-waits.ts';
 import type { RunMeta, RunProgress, RunState } from './run-state.ts';
 import { isFinal } from './run-view.ts';
+import { nextTaskDuty } from './task-polls.ts';
 
 /**
  * How often a running run's object checks that the run is still live in memory. It is the
@@ -79,6 +80,8 @@ export function alarmTime(state: RunState, outboxDue: number | null, now: number
     const { asks, calls } = storedLedgers(state);
     times.push(asks.nextDeadline(), calls.nextDeadline());
   }
+  // A task a call waits on is polled when due; one whose call ended is cancelled, even after the run ended (task-polls.ts).
+  times.push(nextTaskDuty(state, now));
   const due = times.filter((at): at is number => at !== null);
   return due.length === 0 ? null : Math.max(now, Math.min(...due));
 }

@@ -327,6 +327,7 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
       resume: () => this.launch('resume'),
       stop: (reason) => this.stop(reason),
       refreshStatus: () => this.refreshStatus(),
+      vars: textVars(this.env),
     });
     await this.armAlarm();
   }

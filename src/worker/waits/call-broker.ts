@@ -11,7 +11,7 @@
  * Only its chain waits: other tasks and arms go on, and the run counts as suspended once
  * every effect in flight waits on an ask or on a call in state `waiting` (live-run.ts).
  */
-import { newCallRecord, type CallEnd, type CallLedger, type CallOpening, type CallRecord, type ToolResult } from '../../host/tool-calls.ts';
+import { newCallRecord, type CallEnd, type CallLedger, type CallOpening, type CallRecord, type FollowedTask, type ToolResult } from '../../host/tool-calls.ts';
 import type { RunState } from '../run-object/run-state.ts';
 import type { PendingToolCall } from '../run-object/run-view.ts';
 import { StoredCalls } from './stored-waits.ts';
@@ -35,6 +35,10 @@ const callEnd = (end: WaitEnd<CallResult>): CallEnd => (end.kind === 'done' ? { 
 export class CallBroker implements CallLedger {
   readonly ledger: WaitLedger<CallResult>;
   private readonly waiters: Waiters<CallResult>;
+  /** The run object's alarm polls the tasks of waiting calls (run-object/task-polls.ts). */
+  readonly pollsTasks = true;
+  /** Calls whose chain is to look at their record again (a poll found their task asking for input), by call id. */
+  private readonly nudges = new Map<string, () => void>();
 
   constructor(
     private readonly state: RunState,
@@ -60,14 +64,34 @@ export class CallBroker implements CallLedger {
     return this.callbacks(callId);
   }
 
-  markWaiting(callId: string): void {
+  markWaiting(callId: string, task?: FollowedTask): void {
     const record = this.state.call(callId);
     if (record?.state !== 'sending') return;
     this.state.atomically(() => {
-      this.state.putCall({ ...record, state: 'waiting' });
+      this.state.putCall({ ...record, state: 'waiting', ...(task ? { task } : {}) });
       this.state.appendEvent({ type: 'tool_call_pending', task: record.chain, call_id: callId, tool: record.tool, deadline: record.deadline });
     });
     this.changed();
+  }
+
+  find(callId: string): CallRecord | undefined {
+    return this.state.call(callId);
+  }
+
+  updateTask(callId: string, task: FollowedTask): void {
+    const record = this.state.call(callId);
+    if (record?.state === 'waiting') this.state.putCall({ ...record, task });
+  }
+
+  nudged(callId: string): Promise<void> {
+    return new Promise((resolve) => this.nudges.set(callId, resolve));
+  }
+
+  /** Has the chain waiting on call `callId` look at its record again (its task asks for input). */
+  nudge(callId: string): void {
+    const resolve = this.nudges.get(callId);
+    this.nudges.delete(callId);
+    resolve?.();
   }
 
   settle(callId: string, result: ToolResult): void {
