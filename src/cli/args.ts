@@ -123,11 +123,26 @@ export interface PacksCommand {
   json: boolean;
 }
 
+/**
+ * Options of `runvil deploy-check` (deploy-check.ts): the deployment whose suspended runs are
+ * replayed on this checkout's build.
+ */
+export interface DeployCheckCommand {
+  command: 'deploy-check';
+  target: DeploymentTarget;
+  /** `--force`: exit 0 even when runs would not reproduce (the deploy goes ahead). */
+  force: boolean;
+  /** `--concurrency N`: replay threads (default: the machine's available parallelism). */
+  concurrency?: number;
+  /** `--config FILE`: the configuration about to be deployed (default: RUNVIL_CONFIG, else ./runvil.yaml). */
+  config?: string;
+}
+
 /** A parsed command line. */
-export type Command = RunCommand | CheckCommand | TestCommand | KeysCommand | PacksCommand | HelpCommand;
+export type Command = RunCommand | CheckCommand | TestCommand | KeysCommand | PacksCommand | DeployCheckCommand | HelpCommand;
 
 /** The commands runvil knows. */
-export const COMMANDS = ['run', 'check', 'test', 'keys', 'packs', 'help'] as const;
+export const COMMANDS = ['run', 'check', 'test', 'keys', 'packs', 'deploy-check', 'help'] as const;
 
 const RUN_OPTIONS = {
   arg: { type: 'string', multiple: true },
@@ -169,6 +184,15 @@ const KEYS_OPTIONS = {
   json: { type: 'boolean' },
 } as const satisfies ParseArgsConfig['options'];
 
+const DEPLOY_CHECK_OPTIONS = {
+  ...HELP_ONLY,
+  url: { type: 'string' },
+  token: { type: 'string' },
+  force: { type: 'boolean' },
+  concurrency: { type: 'string' },
+  config: { type: 'string' },
+} as const satisfies ParseArgsConfig['options'];
+
 /** Parses argv (without `node` and the script) into a command, or throws a UsageError. */
 export function parseCommandLine(argv: readonly string[]): Command {
   const [first, ...rest] = argv;
@@ -178,7 +202,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
     if (topic !== undefined && !(COMMANDS as readonly string[]).includes(topic)) throw unknownCommand(topic);
     return topic === undefined ? { command: 'help' } : { command: 'help', topic };
   }
-  if (first.startsWith('-')) throw new UsageError(`unknown option ${first} (a command comes first: run, check, test or keys)`);
+  if (first.startsWith('-')) throw new UsageError(`unknown option ${first} (a command comes first: ${listed('or')})`);
   switch (first) {
     case 'run':
       return parseRun(rest);
@@ -197,6 +221,8 @@ export function parseCommandLine(argv: readonly string[]): Command {
       return parseKeys(rest);
     case 'packs':
       return parsePacks(rest);
+    case 'deploy-check':
+      return parseDeployCheck(rest);
     default:
       throw unknownCommand(first);
   }
@@ -229,6 +255,31 @@ function parseKeys(argv: string[]): Command {
     default:
       throw new UsageError(`unknown action ${JSON.stringify(action)} for runvil keys; the actions are create, list and revoke`);
   }
+}
+
+function parseDeployCheck(argv: string[]): Command {
+  const { values, positionals } = parse(argv, DEPLOY_CHECK_OPTIONS, 'deploy-check');
+  if (values.help) return { command: 'help', topic: 'deploy-check' };
+  if (positionals.length > 0) throw new UsageError(`runvil deploy-check takes no operands, got ${positionals.join(' ')}: the deployment is --url URL`);
+  const url = values.url;
+  if (url === undefined)
+    throw new UsageError(
+      'runvil deploy-check needs --url URL: the address of the deployment about to be deployed to, such as https://runvil.example.workers.dev',
+    );
+  if (!/^https?:\/\/[^/]/.test(url)) throw new UsageError(`--url takes the deployment's address, http:// or https://, got ${JSON.stringify(url)}`);
+  const command: DeployCheckCommand = {
+    command: 'deploy-check',
+    target: { url: url.replace(/\/+$/, ''), ...(values.token !== undefined ? { token: values.token } : {}) },
+    force: values.force ?? false,
+  };
+  const concurrency = values.concurrency;
+  if (concurrency !== undefined) {
+    if (!/^[1-9][0-9]*$/.test(concurrency) || Number(concurrency) > 256)
+      throw new UsageError(`--concurrency takes the number of replay threads, a whole number from 1 to 256, got ${JSON.stringify(concurrency)}`);
+    command.concurrency = Number(concurrency);
+  }
+  if (values.config !== undefined) command.config = values.config;
+  return command;
 }
 
 function parsePacks(argv: string[]): Command {
@@ -345,5 +396,11 @@ function describeParseError(error: unknown, command: string): string {
 }
 
 function unknownCommand(name: string): UsageError {
-  return new UsageError(`unknown command ${JSON.stringify(name)}; the commands are run, check, test and keys`);
+  return new UsageError(`unknown command ${JSON.stringify(name)}; the commands are ${listed('and')}`);
+}
+
+/** The commands but help, as a list in words: `run, check, ... or deploy-check`. */
+function listed(last: 'and' | 'or'): string {
+  const names = COMMANDS.filter((name) => name !== 'help');
+  return `${names.slice(0, -1).join(', ')} ${last} ${names.at(-1)!}`;
 }

@@ -13,6 +13,8 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 export interface DeploymentFailure {
   message: string;
   remedy: string;
+  /** The HTTP status of a refusal; absent when no answer came. */
+  status?: number;
 }
 
 /** The deployment's answer: its JSON body, or a failure. */
@@ -58,7 +60,7 @@ export async function callDeployment(target: DeploymentTarget, token: string, me
   }
   const answer = parsed as { [key: string]: Json };
   if (response.ok) return { ok: true, status: response.status, body: answer };
-  return { ok: false, failure: refusal(target, method, path, response, answer) };
+  return { ok: false, failure: { ...refusal(target, method, path, response, answer), status: response.status } };
 }
 
 function unreachable(target: DeploymentTarget, error: unknown): DeploymentFailure {

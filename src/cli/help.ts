@@ -10,6 +10,8 @@ Usage:
   runvil test [PATHS...]             run every *.test.yaml under the paths (default .)
   runvil keys create|list|revoke     manage a deployment's keys (--url URL)
   runvil packs accept VENDOR/NAME    accept an MCP Pack's changed tools (here, or --url URL)
+  runvil deploy-check --url URL      replay a deployment's suspended runs on this build
+                                     before deploying it; exit 1 if any would break
   runvil help [COMMAND]              show this help, or a command's
 
 Exit status: 0 ok; 1 a run, check or test failed; 2 a usage error (unknown command or
@@ -127,6 +129,35 @@ Options:
 Exit status: 0 accepted; 1 it could not be (the error says why); 2 a usage error.
 `;
 
+const DEPLOY_CHECK = `Usage: runvil deploy-check --url URL [--token TOKEN] [--force] [--concurrency N] [--config FILE]
+
+Before a deploy: replays every suspended run of the deployment at URL on this checkout's
+build (its Engine, its Lua runtime, and the runvil.yaml about to be deployed), without
+calling any tool, model or operator, and lists each run whose replay would not reproduce
+its journal: its id, its prompt, the build it started on beside this one, and the first
+step that differs (the section, the effect, what the journal recorded and what is asked
+now). Such a run would fail with Determinism when it resumes after the deploy.
+
+A run always resumes on the prompt source it started with, so an edited prompt breaks no
+run in flight: a note says how many runs of each prompt in prompts/ started on another
+version of it. What can break a run is the Engine, the Lua runtime and the configuration.
+
+The runs are read with GET /runs?status=suspended and GET /runs/:id/journal (the root key,
+RUNVIL_API_TOKEN, or any key with runs:read), replayed in worker threads, one per core;
+a progress bar goes to standard error when it is a terminal.
+
+Options:
+  --url URL               the deployment's address, such as https://runvil.example.workers.dev
+  --token TOKEN           the key (default: RUNVIL_API_TOKEN from the environment)
+  --force                 exit 0 even when runs would break (saying that it goes ahead)
+  --concurrency N         replay threads (default: the machine's cores)
+  --config FILE           the configuration about to be deployed (default: the file
+                          RUNVIL_CONFIG names, else ./runvil.yaml when present)
+
+Exit status: 0 every run reproduces (or --force); 1 a run would break, or the deployment
+could not be read (the error says what to do); 2 a usage error.
+`;
+
 /** The help text of a command, or the overview. */
 export function helpText(topic?: string): string {
   switch (topic) {
@@ -140,6 +171,8 @@ export function helpText(topic?: string): string {
       return KEYS;
     case 'packs':
       return PACKS;
+    case 'deploy-check':
+      return DEPLOY_CHECK;
     default:
       return OVERVIEW;
   }

@@ -15,6 +15,8 @@ export interface CliIo {
   stdin: Readable;
   /** True when standard input is a terminal a person can type into. */
   stdinIsTerminal: boolean;
+  /** True when standard error is a terminal, where a progress bar may redraw its line. */
+  errIsTerminal?: boolean;
   env: Record<string, string | undefined>;
   /** Told each run event as it happens, when a supervisor follows them (supervisor.ts). */
   event?: (event: RunEvent) => void;
@@ -27,6 +29,7 @@ export function processIo(): CliIo {
     err: (text) => void process.stderr.write(text),
     stdin: process.stdin,
     stdinIsTerminal: process.stdin.isTTY === true,
+    errIsTerminal: process.stderr.isTTY === true,
     env: process.env,
   };
 }

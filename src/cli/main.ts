@@ -27,6 +27,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         return await (await import('./keys.ts')).keysCommand(command, io);
       case 'packs':
         return await (await import('./packs.ts')).packsCommand(command, io);
+      case 'deploy-check':
+        return await (await import('./deploy-check.ts')).deployCheckCommand(command, io);
     }
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;

@@ -69,9 +69,9 @@ describe('the command line grammar', () => {
   });
 
   it.each([
-    [['frob'], 'unknown command "frob"; the commands are run, check, test and keys'],
-    [['help', 'frob'], 'unknown command "frob"; the commands are run, check, test and keys'],
-    [['--frob'], 'unknown option --frob (a command comes first: run, check, test or keys)'],
+    [['frob'], 'unknown command "frob"; the commands are run, check, test, keys, packs and deploy-check'],
+    [['help', 'frob'], 'unknown command "frob"; the commands are run, check, test, keys, packs and deploy-check'],
+    [['--frob'], 'unknown option --frob (a command comes first: run, check, test, keys, packs or deploy-check)'],
     [['run', 'p.md', '--frob'], 'unknown option --frob for runvil run'],
     [['check', 'p.md', '-x'], 'unknown option -x for runvil check'],
     [['run'], 'runvil run needs a prompt file: runvil run PROMPT.md'],
@@ -95,7 +95,11 @@ describe('runvil exit statuses for usage errors', () => {
   });
 
   it('exits 2 naming the problem for an unknown command or option', async () => {
-    expect(await cli(['frob'])).toEqual({ status: 2, stdout: '', stderr: 'runvil: unknown command "frob"; the commands are run, check, test and keys\n' });
+    expect(await cli(['frob'])).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: 'runvil: unknown command "frob"; the commands are run, check, test, keys, packs and deploy-check\n',
+    });
     expect((await cli(['test', '--frob'])).status).toBe(2);
   });
 });
