@@ -19,7 +19,9 @@ import { buildSucceeded, failBuild } from './build-failure.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outAt = process.argv.indexOf('--out');
-const out = outAt > 0 && process.argv[outAt + 1] ? resolve(process.argv[outAt + 1]) : join(root, 'src/worker/deployment/bundled-config.generated.ts');
+// RUNVIL_BUNDLE_DIR: a local server's own build (scripts/local-wrangler-config.mjs).
+const outDir = process.env.RUNVIL_BUNDLE_DIR ? resolve(process.env.RUNVIL_BUNDLE_DIR) : join(root, 'src/worker/deployment');
+const out = outAt > 0 && process.argv[outAt + 1] ? resolve(process.argv[outAt + 1]) : join(outDir, 'bundled-config.generated.ts');
 const named = process.env.RUNVIL_CONFIG;
 const path = named ? resolve(named) : join(root, 'runvil.yaml');
 

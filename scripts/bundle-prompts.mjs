@@ -26,7 +26,9 @@ import { buildSucceeded, failBuild } from './build-failure.mjs';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dir = process.env.RUNVIL_PROMPTS_DIR ? resolve(process.env.RUNVIL_PROMPTS_DIR) : join(root, 'prompts');
 const outAt = process.argv.indexOf('--out');
-const out = outAt > 0 && process.argv[outAt + 1] ? resolve(process.argv[outAt + 1]) : join(root, 'src/worker/deployment/bundled-prompts.generated.ts');
+// RUNVIL_BUNDLE_DIR: a local server's own build (scripts/local-wrangler-config.mjs).
+const outDir = process.env.RUNVIL_BUNDLE_DIR ? resolve(process.env.RUNVIL_BUNDLE_DIR) : join(root, 'src/worker/deployment');
+const out = outAt > 0 && process.argv[outAt + 1] ? resolve(process.argv[outAt + 1]) : join(outDir, 'bundled-prompts.generated.ts');
 
 const files = existsSync(dir)
   ? readdirSync(dir)

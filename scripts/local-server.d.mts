@@ -2,6 +2,8 @@
 export interface LocalServer {
   base: string;
   output: string;
+  /** Its state directory (absolute); its own build is under bundle/ there. */
+  stateDir: string;
   /** The server's process (the leader of its process group). */
   child: import('node:child_process').ChildProcess;
 }

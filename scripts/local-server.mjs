@@ -5,8 +5,9 @@
  */
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { removeLocalConfig } from './local-wrangler-config.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -22,6 +23,9 @@ export function freePort() {
   });
 }
 
+/** How long a start may take before it is taken to hang. */
+const STARTUP_LIMIT_MS = 180_000;
+
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Starts the local server and waits for its /health; `args` go to wrangler dev, `env` to the server's environment. */
@@ -33,17 +37,20 @@ export async function startLocalServer({ port, token, stateDir, args = [], env =
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
-  const server = { base, child, output: '' };
+  const server = { base, child, output: '', stateDir: resolve(root, stateDir) };
   child.stdout.on('data', (chunk) => (server.output += chunk));
   child.stderr.on('data', (chunk) => (server.output += chunk));
-  for (let i = 0; i < 600; i++) {
+  // A start takes seconds on an idle machine and near a minute with both cores busy; past
+  // three minutes it is taken to hang.
+  const deadline = Date.now() + STARTUP_LIMIT_MS;
+  while (Date.now() < deadline) {
     try {
       if ((await fetch(`${base}/health`)).ok) return server;
     } catch {}
     if (child.exitCode !== null) throw new Error(`the server exited while starting:\n${server.output}`);
     await sleep(100);
   }
-  throw new Error(`the server did not answer /health within 60 s:\n${server.output}`);
+  throw new Error(`the server did not answer /health within ${STARTUP_LIMIT_MS / 1000} s:\n${server.output}`);
 }
 
 /** Kills the server and everything it started (SIGKILL to its process group); settles once it no longer answers. */
@@ -54,6 +61,8 @@ export async function killLocalServer(server) {
     process.kill(-server.child.pid, 'SIGKILL');
   } catch {}
   await exited;
+  // start.mjs, killed with the rest, could not remove its local configuration itself.
+  removeLocalConfig(root, join(server.stateDir, 'bundle'));
   for (let i = 0; i < 100; i++) {
     try {
       await fetch(`${server.base}/health`);

@@ -3,7 +3,7 @@
  * `npm start`: serves Runvil on workerd through `wrangler dev`, at
  * http://127.0.0.1:${PORT:-8787}, with KV and Durable Object state persisted under
  * .wrangler/state (RUNVIL_STATE_DIR overrides), serving the prompts of prompts/. The
- * index's D1 tables (migrations/) are applied to the local database first.
+ * index's D1 tables (migrations/) are applied to the local database before it serves.
  *
  * Secrets come from .dev.vars and from the environment, the environment winning:
  * RUNVIL_API_TOKEN, RUNVIL_WEBHOOK_SECRET_*, RUNVIL_RUN_TIMEOUT_SECONDS,
@@ -18,14 +18,16 @@
  *
  * It serves with wrangler.toml less its `[build]` and `[ai]` tables (local-wrangler-config.mjs)
  * and runs the build command itself: once before wrangler starts, again on each change under
- * prompts/ (wrangler's own watcher built twice at every start). Once the server answers, it
- * says where it serves and where the console is.
+ * prompts/ (wrangler's own watcher built twice at every start). The build writes the bundled
+ * prompts and configuration of this server alone, under bundle/ in its state directory,
+ * never the checkout's src/. Once the server answers, it says where it serves and where the
+ * console is.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync, watch } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeLocalWranglerConfig } from './local-wrangler-config.mjs';
+import { removeLocalConfig, writeLocalWranglerConfig } from './local-wrangler-config.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const port = process.env.PORT || '8787';
@@ -80,8 +82,23 @@ chmodSync(envFile, 0o600);
 const wrangler = join(root, 'node_modules/.bin/wrangler');
 const wranglerEnv = { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' };
 
-// The index's tables (migrations/), in the local D1 database under the state directory;
-// migrations already applied are skipped.
+// The build, once here rather than by wrangler (which ran it twice: at start and when its watcher was ready).
+// A bundled prompt or runvil.yaml that does not parse or compile stops the start: one message, exit status 1.
+// The build writes the server's own generated modules, under its state directory, not the
+// checkout's (local-wrangler-config.mjs): a server beside this one builds other prompts.
+const bundleDir = join(stateDir, 'bundle');
+mkdirSync(bundleDir, { recursive: true });
+const buildEnv = { ...process.env, RUNVIL_BUNDLE_DIR: bundleDir };
+const local = writeLocalWranglerConfig(root, bundleDir);
+const build = () => spawnSync(local.buildCommand, { cwd: root, shell: true, stdio: 'inherit', env: buildEnv }).status === 0;
+if (local.buildCommand && !build()) {
+  removeLocalConfig(root, bundleDir);
+  process.exit(1);
+}
+
+// Then the index's tables (migrations/), in the local D1 database under the state directory;
+// migrations already applied are skipped. (After the build: a broken prompt stops the start
+// at once.)
 const migrated = spawnSync(wrangler, ['d1', 'migrations', 'apply', 'RUNVIL_DB', '--local', '--persist-to', stateDir], {
   cwd: root,
   env: { ...wranglerEnv, CI: '1' },
@@ -89,14 +106,9 @@ const migrated = spawnSync(wrangler, ['d1', 'migrations', 'apply', 'RUNVIL_DB', 
 });
 if (migrated.status !== 0) {
   console.error(`runvil: applying the index migrations (migrations/) failed:\n${migrated.stdout}${migrated.stderr}`);
+  removeLocalConfig(root, bundleDir);
   process.exit(1);
 }
-
-// The build, once here rather than by wrangler (which ran it twice: at start and when its watcher was ready).
-// A bundled prompt or runvil.yaml that does not parse or compile stops the start: one message, exit status 1.
-const local = writeLocalWranglerConfig(root);
-const build = () => spawnSync(local.buildCommand, { cwd: root, shell: true, stdio: 'inherit' }).status === 0;
-if (local.buildCommand && !build()) process.exit(1);
 
 // Extra arguments go to wrangler dev (the benchmark passes its own Worker entry).
 const args = [
@@ -118,7 +130,10 @@ const args = [
 // Offline: no usage metrics, and no download of Cloudflare's `Request.cf` sample (a placeholder serves).
 const child = spawn(wrangler, args, { cwd: root, stdio: 'inherit', env: wranglerEnv });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
-child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+child.on('exit', (code, signal) => {
+  removeLocalConfig(root, bundleDir);
+  process.exit(code ?? (signal ? 1 : 0));
+});
 
 // A change under prompts/ rebuilds the bundle; wrangler reloads the Worker when the bundled files change.
 if (local.buildCommand && existsSync(join(root, 'prompts'))) {
@@ -128,7 +143,7 @@ if (local.buildCommand && existsSync(join(root, 'prompts'))) {
     await building;
     // A change that breaks a bundled prompt or runvil.yaml is not built: its problem is printed once, and the
     // server keeps serving the last good build (scripts/build-failure.mjs).
-    const env = { ...process.env, RUNVIL_KEEP_LAST_GOOD_BUILD: '1' };
+    const env = { ...buildEnv, RUNVIL_KEEP_LAST_GOOD_BUILD: '1' };
     building = new Promise((resolve) => spawn(local.buildCommand, { cwd: root, shell: true, stdio: 'inherit', env }).on('close', resolve));
   };
   // Not recursive: the build reads only prompts/*.md, and Node 20's recursive watch on Linux

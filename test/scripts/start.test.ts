@@ -1,16 +1,36 @@
 /**
  * `npm start` (scripts/start.mjs) as a new user meets it: the real local server on a free
- * port with its own state directory, its output read once it serves.
+ * port with its own state directory, its output read once it serves; its prompts those of
+ * prompts/ and one more, which its build bundles for it alone.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, killLocalServer, startLocalServer, type LocalServer } from '../../scripts/local-server.mjs';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
+/** The checkout's generated module of bundled prompts, which a local server's build leaves alone. */
+const CHECKOUT_PROMPTS = join(ROOT, 'src/worker/deployment/bundled-prompts.generated.ts');
+
+const OWN = `---
+name: only-this-server
+description: Bundled by this server's build alone.
+runvil: 0
+---
+# Only this server
+
+## Only
+\`\`\`lua
+return 'ok'
+\`\`\`
+`;
 
 let server: LocalServer | undefined;
 let stateDir: string;
 let port: number;
+let checkoutPromptsBefore: string;
 
 /** The server's output once it has said where it serves (it says so just after /health answers). */
 async function outputOnceServing(): Promise<string> {
@@ -20,8 +40,13 @@ async function outputOnceServing(): Promise<string> {
 
 beforeAll(async () => {
   stateDir = await mkdtemp(join(tmpdir(), 'runvil-start-'));
+  const prompts = join(stateDir, 'prompts');
+  await mkdir(prompts);
+  for (const file of await readdir(join(ROOT, 'prompts'))) if (file.endsWith('.md')) await copyFile(join(ROOT, 'prompts', file), join(prompts, file));
+  await writeFile(join(prompts, 'only-this-server.md'), OWN);
+  checkoutPromptsBefore = await readFile(CHECKOUT_PROMPTS, 'utf8');
   port = await freePort();
-  server = await startLocalServer({ port, token: 'secret', stateDir });
+  server = await startLocalServer({ port, token: 'secret', stateDir, env: { RUNVIL_PROMPTS_DIR: prompts } });
 }, 120_000);
 
 afterAll(async () => {
@@ -48,6 +73,16 @@ describe('npm start', { timeout: 60_000 }, () => {
     expect(warnings).toEqual([]);
     expect(output).not.toMatch(/remote resources|usage charges/);
     expect(output).not.toMatch(/env\.AI\b/);
+  });
+
+  it("serves its own build's prompts, and leaves the checkout's generated module as it was", async () => {
+    const own = await fetch(`http://127.0.0.1:${port}/prompts/only-this-server`, { headers: { authorization: 'Bearer secret' } });
+    expect(own.status).toBe(200);
+    expect(await own.json()).toMatchObject({ name: 'only-this-server', origin: 'bundled' });
+    const hello = await fetch(`http://127.0.0.1:${port}/prompts/hello`, { headers: { authorization: 'Bearer secret' } });
+    expect(hello.status).toBe(200);
+    expect(await readFile(CHECKOUT_PROMPTS, 'utf8')).toBe(checkoutPromptsBefore);
+    expect(checkoutPromptsBefore).not.toContain('only-this-server');
   });
 
   it('builds once: wrangler runs no build of its own, and no watcher rebuilds at start', async () => {
