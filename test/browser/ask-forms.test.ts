@@ -1,24 +1,21 @@
 /**
  * A form ask in the console (issue 28, DESIGN.md Part 3 "Asks with forms"), in a real browser
- * against the real local server: the inbox shows the form as an HTML form (an email input, a
+ * against the real local server the browser tests share (server.setup.ts): the inbox shows the form as an HTML form (an email input, a
  * number, a checkbox, a select of titled options, a checkbox per option of a multi-select,
  * each pre-filled with its default), an answer that does not fit is refused with the
  * server's message naming the field and the card stays, and a filled form posts the object
  * that completes the run with its JSON text.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { apiCaller, launchBrowser } from './browser-support.ts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, killLocalServer, startLocalServer, type LocalServer } from '../../scripts/local-server.mjs';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const SHOTS = process.env.RUNVIL_SHOTS ? join(root, process.env.RUNVIL_SHOTS) : join(root, '.wrangler/browser-shots');
-const TOKEN = randomBytes(16).toString('hex');
-const stateDir = join(root, `.wrangler/browser-forms-state-${process.pid}`);
+const { base, token: TOKEN } = inject('browserServer');
 
 const SIGNUP = `---
 name: form-signup
@@ -47,13 +44,12 @@ return tools.call('user-input/ask', {
 \`\`\`
 `;
 
-let server: LocalServer;
 let browser: Browser;
 let context: BrowserContext;
 /** Every dialog any page opened. */
 const dialogs: string[] = [];
 
-const api = apiCaller(() => server.base, TOKEN);
+const api = apiCaller(() => base, TOKEN);
 
 async function open(path: string): Promise<Page> {
   const page = await context.newPage();
@@ -62,22 +58,19 @@ async function open(path: string): Promise<Page> {
     void dialog.dismiss();
   });
   await page.addInitScript((token) => (globalThis as any).sessionStorage.setItem('runvil.apiToken', token), TOKEN);
-  await page.goto(`${server.base}${path}`);
+  await page.goto(`${base}${path}`);
   await page.waitForSelector('body[data-ready]');
   return page;
 }
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  server = await startLocalServer({ port: await freePort(), token: TOKEN, stateDir });
   await api('PUT', '/prompts/form-signup', SIGNUP, 'text/markdown');
   ({ browser, context } = await launchBrowser());
 }, 180_000);
 
 afterAll(async () => {
   await browser?.close();
-  await killLocalServer(server);
-  rmSync(stateDir, { recursive: true, force: true });
 });
 
 describe('a form ask in the inbox', () => {

@@ -1,22 +1,15 @@
 /**
  * The console with a key (DESIGN.md Part 3, "Keys and scopes"), in a real browser against
- * the real local server: a key of scope runs:read reads runs, asks and prompts, and the
+ * the real local server the browser tests share (server.setup.ts): a key of scope runs:read reads runs, asks and prompts, and the
  * console says it is read-only and offers no answer buttons, no cancel, no start and no
  * upload; a key that may answer the asks of a prompt gets that prompt's answer buttons; the
  * root gets everything, and no read-only notice.
  */
-import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { apiCaller, launchBrowser } from './browser-support.ts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, killLocalServer, startLocalServer, type LocalServer } from '../../scripts/local-server.mjs';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
-const TOKEN = randomBytes(16).toString('hex');
-const stateDir = join(root, `.wrangler/browser-keys-state-${process.pid}`);
+const { base, token: TOKEN } = inject('browserServer');
 
 const ASKER = `---
 name: key-asker
@@ -32,26 +25,24 @@ return tools.call('user-input/ask', { question = 'Ship it?', choices = { 'yes', 
 \`\`\`
 `;
 
-let server: LocalServer;
 let browser: Browser;
 let context: BrowserContext;
 let runId: string;
 let reader: string;
 let answerer: string;
 
-const api = apiCaller(() => server.base, TOKEN);
+const api = apiCaller(() => base, TOKEN);
 
 /** A page of the console, with `token` in the tab's sessionStorage, once its view has loaded. */
 async function open(path: string, token: string): Promise<Page> {
   const page = await context.newPage();
   await page.addInitScript((kept) => (globalThis as any).sessionStorage.setItem('runvil.apiToken', kept), token);
-  await page.goto(`${server.base}${path}`);
+  await page.goto(`${base}${path}`);
   await page.waitForSelector('body[data-ready]');
   return page;
 }
 
 beforeAll(async () => {
-  server = await startLocalServer({ port: await freePort(), token: TOKEN, stateDir });
   await api('PUT', '/prompts/key-asker', ASKER, 'text/markdown');
   runId = (await api('POST', '/prompts/key-asker/runs?wait=10', { args: {} })).run_id;
   reader = (await api('POST', '/keys', { name: 'dashboard', scopes: ['runs:read'] })).key;
@@ -61,8 +52,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await killLocalServer(server);
-  rmSync(stateDir, { recursive: true, force: true });
 });
 
 describe('the console with a key of scope runs:read', () => {
@@ -79,7 +68,8 @@ describe('the console with a key of scope runs:read', () => {
 
   it('lists the ask in the inbox without an answer button', async () => {
     const page = await open('/console/inbox', reader);
-    await expect.poll(() => page.locator('#inbox-list [data-ask]').count(), { timeout: 20_000 }).toBe(1);
+    // The other browser tests' asks may be listed too: the server is shared; none has a button.
+    await expect.poll(() => page.locator(`#inbox-list [data-ask][data-run="${runId}"]`).count(), { timeout: 20_000 }).toBe(1);
     expect(await page.locator('#inbox-list form, #inbox-list button').count()).toBe(0);
     expect(await page.isVisible('#read-only')).toBe(true);
     await page.close();

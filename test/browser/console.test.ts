@@ -1,27 +1,24 @@
 /**
  * The console in a real browser: Debian's chromium, driven by playwright-core, against the
- * real local server (`npm start` on a free port with its own state directory), whose run
- * reaches a model server and a page on loopback (loopback.ts). A prompt asks twice and has
+ * real local server the browser tests share (server.setup.ts), whose run reaches a model
+ * server and a page on loopback (loopback.ts). A prompt asks twice and has
  * the model fetch a page; the operator answers through the console. The prompt's
  * description, the page, the model's reply and the operator's answer all carry markup that
  * would run if any of it were rendered as HTML. Each view's screenshot is written to
  * .wrangler/browser-shots/, or, with RUNVIL_SHOTS=docs/console, over the README's images
  * (so a test run leaves the tracked files as they are).
  */
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { apiCaller, launchBrowser } from './browser-support.ts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, killLocalServer, startLocalServer, type LocalServer } from '../../scripts/local-server.mjs';
-import { MODEL_SUMMARY, startLoopback, type Loopback } from './loopback.ts';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { MODEL_SUMMARY } from './loopback.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const SHOTS = process.env.RUNVIL_SHOTS ? join(root, process.env.RUNVIL_SHOTS) : join(root, '.wrangler/browser-shots');
-const TOKEN = randomBytes(16).toString('hex');
-const stateDir = join(root, `.wrangler/browser-state-${process.pid}`);
+const { base, token: TOKEN, loopbackBase } = inject('browserServer');
 
 /** Markup that sets window.__pwned or opens a dialog if it ever runs. */
 const SCRIPT_TAG = '<script>window.__pwned = "description"; alert(1)</script>';
@@ -71,14 +68,12 @@ return 'ok'
 \`\`\`
 `;
 
-let loopback: Loopback;
-let server: LocalServer;
 let browser: Browser;
 let context: BrowserContext;
 /** Every dialog any page opened: a script that ran would open one. */
 const dialogs: string[] = [];
 
-const api = apiCaller(() => server.base, TOKEN);
+const api = apiCaller(() => base, TOKEN);
 
 /** A page of the console, the token already in this tab's (globalThis as any).sessionStorage. */
 async function open(path: string, size = { width: 1280, height: 900 }): Promise<Page> {
@@ -89,7 +84,7 @@ async function open(path: string, size = { width: 1280, height: 900 }): Promise<
     void dialog.dismiss();
   });
   await page.addInitScript((token) => (globalThis as any).sessionStorage.setItem('runvil.apiToken', token), TOKEN);
-  await page.goto(`${server.base}${path}`);
+  await page.goto(`${base}${path}`);
   await page.waitForSelector('body[data-ready]');
   return page;
 }
@@ -107,18 +102,6 @@ async function expectNoScriptRan(page: Page): Promise<void> {
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  loopback = await startLoopback();
-  server = await startLocalServer({
-    port: await freePort(),
-    token: TOKEN,
-    stateDir,
-    env: {
-      OPENAI_API_KEY: 'loopback-model-key',
-      OPENAI_BASE_URL: `${loopback.base}/v1`,
-      // runvil/web serves only with a search provider configured; this run only fetches.
-      TAVILY_API_KEY: 'unused-by-this-test',
-    },
-  });
   await api('PUT', '/prompts/console-demo', DEMO, 'text/markdown');
   await api('PUT', '/prompts/console-tiny', TINY, 'text/markdown');
   ({ browser, context } = await launchBrowser());
@@ -126,15 +109,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await killLocalServer(server);
-  await loopback?.close();
-  rmSync(stateDir, { recursive: true, force: true });
 });
 
 describe('the token', () => {
   it('is asked for, a wrong one is refused with a message and asked for again, the right one opens the console', async () => {
     const page = await context.newPage();
-    await page.goto(`${server.base}/console`);
+    await page.goto(`${base}/console`);
     await expect.poll(() => page.isVisible('#token-gate')).toBe(true);
     expect(await page.isVisible('#main')).toBe(false);
     await shoot(page, 'token');
@@ -154,7 +134,7 @@ describe('the token', () => {
   it('is asked for again when the server refuses the one the tab kept', async () => {
     const page = await context.newPage();
     await page.addInitScript(() => (globalThis as any).sessionStorage.setItem('runvil.apiToken', 'stale-token'));
-    await page.goto(`${server.base}/console/prompts`);
+    await page.goto(`${base}/console/prompts`);
     await expect.poll(() => page.textContent('#token-problem')).toContain('wrong API token');
     expect(await page.isVisible('#main')).toBe(false);
     await page.close();
@@ -166,7 +146,7 @@ describe('a run with two asks and a tool call, answered through the console', ()
   let page: Page;
 
   beforeAll(async () => {
-    runId = (await api('POST', '/prompts/console-demo/runs', { args: { url: `${loopback.base}/page.txt` } })).run_id;
+    runId = (await api('POST', '/prompts/console-demo/runs', { args: { url: `${loopbackBase}/page.txt` } })).run_id;
   });
 
   it('is listed among the runs, waiting on its first ask', async () => {
@@ -231,7 +211,7 @@ describe('a run with two asks and a tool call, answered through the console', ()
     // the page inside its untrusted envelope, then the reply.
     const first = page.locator('#conversation .step').nth(0);
     expect(await first.locator('.message[data-role=system] pre').textContent()).toBe('You are terse.');
-    expect(await first.locator('.message[data-role=user] pre').textContent()).toBe(`Summarize ${loopback.base}/page.txt for ${ANSWER_1}`);
+    expect(await first.locator('.message[data-role=user] pre').textContent()).toBe(`Summarize ${loopbackBase}/page.txt for ${ANSWER_1}`);
     expect(await first.locator('.message.reply').textContent()).toContain('1 tool call(s)');
     const second = page.locator('#conversation .step').nth(1);
     await second.locator('details.fold > summary').first().click();
@@ -245,7 +225,7 @@ describe('a run with two asks and a tool call, answered through the console', ()
     expect(await calls.count()).toBe(3);
     const fetchCall = calls.nth(1);
     expect(await fetchCall.locator('header strong').textContent()).toBe('web_fetch');
-    expect(await fetchCall.locator('pre').first().textContent()).toBe(JSON.stringify({ url: `${loopback.base}/page.txt` }, null, 2));
+    expect(await fetchCall.locator('pre').first().textContent()).toBe(JSON.stringify({ url: `${loopbackBase}/page.txt` }, null, 2));
     expect(await fetchCall.locator('.outcome').textContent()).toMatch(/^succeeded in [0-9.]+ (ms|s)$/);
     expect(await calls.nth(0).locator('header strong').textContent()).toMatch(/ask/);
     expect(await calls.nth(0).locator('.outcome').textContent()).toMatch(/^succeeded in /);
@@ -264,8 +244,8 @@ describe('a run with two asks and a tool call, answered through the console', ()
 
 describe('the inbox', () => {
   it('lists every pending ask across runs, oldest first, and takes an answer in place', async () => {
-    const a = await api('POST', '/prompts/console-demo/runs', { args: { url: `${loopback.base}/page.txt` } });
-    const b = await api('POST', '/prompts/console-demo/runs', { args: { url: `${loopback.base}/page.txt` } });
+    const a = await api('POST', '/prompts/console-demo/runs', { args: { url: `${loopbackBase}/page.txt` } });
+    const b = await api('POST', '/prompts/console-demo/runs', { args: { url: `${loopbackBase}/page.txt` } });
     const page = await open('/console/inbox');
     const cards = page.locator('#inbox-list .ask');
     await expect

@@ -1,5 +1,6 @@
 /**
- * The OAuth consent page in a real browser against the real local server: an MCP host on
+ * The OAuth consent page in a real browser against the real local server the browser tests
+ * share (server.setup.ts): an MCP host on
  * this machine (a loopback callback of the test's own) sends the person to
  * /oauth/authorize; they sign in with a key, tick the scopes and allow, and the browser
  * lands on the host's callback with a code (the page's cookie kept, its form's redirect let
@@ -8,21 +9,19 @@
  * page's screenshot is written beside the console's (.wrangler/browser-shots/).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext } from 'playwright-core';
 import { apiCaller, launchBrowser } from './browser-support.ts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { freePort, killLocalServer, startLocalServer, type LocalServer } from '../../scripts/local-server.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const SHOTS = process.env.RUNVIL_SHOTS ? join(root, process.env.RUNVIL_SHOTS) : join(root, '.wrangler/browser-shots');
-const TOKEN = randomBytes(16).toString('hex');
-const stateDir = join(root, `.wrangler/browser-oauth-state-${process.pid}`);
+const { base, token: TOKEN } = inject('browserServer');
 
 const HELLO = `---
 name: consent-hello
@@ -36,7 +35,6 @@ return 'hello'
 \`\`\`
 `;
 
-let server: LocalServer;
 let callback: Server;
 let callbackUrl: string;
 let browser: Browser;
@@ -46,7 +44,7 @@ let clientId: string;
 
 const base64url = (bytes: Buffer) => bytes.toString('base64').replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 
-const api = apiCaller(() => server.base, TOKEN);
+const api = apiCaller(() => base, TOKEN);
 
 /** A new authorization request's URL and the verifier its challenge was made from. */
 function authorization(state: string): { url: string; verifier: string } {
@@ -59,20 +57,19 @@ function authorization(state: string): { url: string; verifier: string } {
     code_challenge: challenge,
     code_challenge_method: 'S256',
     state,
-    resource: `${server.base}/mcp`,
+    resource: `${base}/mcp`,
   });
-  return { url: `${server.base}/oauth/authorize?${query}`, verifier };
+  return { url: `${base}/oauth/authorize?${query}`, verifier };
 }
 
 beforeAll(async () => {
-  server = await startLocalServer({ port: await freePort(), token: TOKEN, stateDir });
   await api('PUT', '/prompts/consent-hello', HELLO, 'text/markdown');
   key = (await api('POST', '/keys', { name: 'laptop', scopes: ['runs:read', 'runs:start:*'] })).key;
   // The MCP host's callback: it says it got the answer (the test reads the browser's URL).
   callback = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('back at the host'));
   await new Promise<void>((resolve) => callback.listen(0, '127.0.0.1', resolve));
   callbackUrl = `http://127.0.0.1:${(callback.address() as AddressInfo).port}/callback`;
-  const registered = await fetch(`${server.base}/oauth/register`, {
+  const registered = await fetch(`${base}/oauth/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
@@ -90,8 +87,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await new Promise((resolve) => callback?.close(resolve));
-  await killLocalServer(server);
-  rmSync(stateDir, { recursive: true, force: true });
 });
 
 describe('the consent page in a browser', () => {
@@ -116,7 +111,7 @@ describe('the consent page in a browser', () => {
     expect(code).toMatch(/\S/);
     expect(problems, problems.join('\n')).toEqual([]);
 
-    const exchanged = await fetch(`${server.base}/oauth/token`, {
+    const exchanged = await fetch(`${base}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: callbackUrl }).toString(),
@@ -126,7 +121,7 @@ describe('the consent page in a browser', () => {
     expect(tokens.scope).toBe('runs:read runs:start:*');
     const client = new Client({ name: 'desk-agent', version: '1.0.0' });
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${server.base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${tokens.access_token}` } } }),
+      new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${tokens.access_token}` } } }),
     );
     const { tools } = await client.listTools();
     await client.close();
