@@ -1,20 +1,24 @@
 /**
  * `mcp:` of runvil.yaml (DESIGN.md Part 3, "Prompts as MCP tools"): which prompts `/mcp`
- * serves and under which tool names. Without it every prompt is served under its own name.
+ * serves and under which tool names, and the resources prompts serve (mcp-resources.ts). Without it every prompt is served under its own name.
  * Whether a named prompt is deployed is known only at run time (prompts are uploaded too):
  * `GET /mcp/tools` lists a tool whose prompt is missing as left out, and why.
  */
+import { readMcpResources, type McpResource, type RawMcpResource } from './mcp-resources.ts';
 import { pathText } from './yaml-shape.ts';
 
-/** `mcp:` as written: `tools` maps an MCP tool name to a prompt's name. */
+/** `mcp:` as written: `tools` maps an MCP tool name to a prompt's name; `resources` a URI (template) to a prompt (mcp-resources.ts). */
 export interface RawMcpConfig {
   tools?: Record<string, string>;
+  resources?: Record<string, RawMcpResource>;
 }
 
 /** `mcp:`, checked. */
 export interface McpConfig {
   /** MCP tool name -> prompt name, in file order; null: every prompt under its own name. */
   tools: ReadonlyMap<string, string> | null;
+  /** Resources and resource templates backed by prompts, in file order (besides the runs' files); absent: none declared. */
+  resources?: readonly McpResource[];
 }
 
 /** MCP's tool name grammar (2025-11-25, "Tool names"): 1 to 128 of letters, digits, `_`, `-` and `.`. */
@@ -24,7 +28,8 @@ const PROMPT_NAME = /^[a-z0-9-]{1,64}$/;
 
 /** Reads `mcp:`; each problem is reported at its place (`key` for a tool name). */
 export function readMcpConfig(raw: RawMcpConfig, report: (path: (string | number)[], message: string, key?: 'key') => void): McpConfig {
-  if (raw.tools === undefined) return { tools: null };
+  const resources = raw.resources === undefined ? {} : { resources: readMcpResources(raw.resources, report) };
+  if (raw.tools === undefined) return { tools: null, ...resources };
   const tools = new Map<string, string>();
   for (const [tool, prompt] of Object.entries(raw.tools)) {
     const at = ['mcp', 'tools', tool];
@@ -37,5 +42,5 @@ export function readMcpConfig(raw: RawMcpConfig, report: (path: (string | number
     }
   }
   if (Object.keys(raw.tools).length === 0) report(['mcp', 'tools'], '`mcp.tools` is empty: leave it out to serve every prompt under its own name');
-  return { tools };
+  return { tools, ...resources };
 }

@@ -2,7 +2,7 @@
 "use strict";
 export const validate = validate10;
 export default validate10;
-const schema11 = {"$comment":"The shape of runvil.yaml, the deployment's configuration (DESIGN.md Part 2, \"The deployment's configuration\"; docs/packs.md). scripts/gen-validators.mjs compiles it to runvil-config-validator.generated.js; run `npm run gen` after editing. `description` on a node is how a message names what the value must be; src/cli/yaml-shape.ts turns the validator's errors into file:line:column messages. The rules no schema states (mcp or http, a Pack's name, secrets as ${NAME}, structured output on a trusted Pack only, a trigger's name, secret, events and paths) are checked in src/config/parse-config.ts; `mcp:` in mcp-config.ts.","$id":"runvil-config","type":"object","additionalProperties":false,"description":"a map","properties":{"public_url":{"$ref":"#/$defs/text"},"packs":{"type":"object","additionalProperties":{"$ref":"#/$defs/pack"},"description":"a map of Pack name (vendor/name) to Pack"},"notify":{"type":"array","items":{"$ref":"#/$defs/notify"},"description":"a list of notification endpoints"},"triggers":{"type":"object","additionalProperties":{"$ref":"#/$defs/trigger"},"description":"a map of trigger name to trigger"},"mcp":{"type":"object","additionalProperties":false,"properties":{"tools":{"type":"object","additionalProperties":{"type":"string","description":"a prompt's name"},"description":"a map of MCP tool name to prompt name"}},"description":"a map with `tools` (MCP tool name -> prompt)"}},"$defs":{"text":{"type":"string","description":"a text"},"boolean":{"type":"boolean","description":"true or false"},"texts":{"type":"array","items":{"$ref":"#/$defs/text"},"description":"a list of texts"},"pack":{"type":"object","additionalProperties":false,"description":"a map with mcp or http","properties":{"description":{"$ref":"#/$defs/text"},"mcp":{"$ref":"#/$defs/mcp"},"http":{"$ref":"#/$defs/http"},"trusted":{"$ref":"#/$defs/boolean"},"tools":{"type":"array","items":{"$ref":"#/$defs/tool"},"description":"a list of tools"},"pin":{"type":"string","description":"a digest of the MCP server's tools (sha256:...)"}}},"mcp":{"type":"object","additionalProperties":false,"description":"a map with url and, optionally, headers","properties":{"url":{"$ref":"#/$defs/text"},"headers":{"type":"object","additionalProperties":{"$ref":"#/$defs/text"},"description":"a map of header name to text"}}},"http":{"type":"object","additionalProperties":false,"description":"a map with url and secret","properties":{"url":{"$ref":"#/$defs/text"},"secret":{"$ref":"#/$defs/text"}}},"tool":{"type":"object","additionalProperties":false,"description":"a map","properties":{"name":{"$ref":"#/$defs/text"},"description":{"$ref":"#/$defs/text"},"parameters":{"type":"object","description":"a JSON Schema (a map)"},"output":{"enum":["plain","structured"],"description":"plain or structured"},"timeout":{"type":"integer","minimum":1,"maximum":2592000,"description":"a whole number of seconds from 1 to 2592000 (30 days)"}}},"notify":{"type":"object","additionalProperties":false,"description":"a map with url and secret","properties":{"url":{"$ref":"#/$defs/text"},"secret":{"$ref":"#/$defs/text"},"events":{"type":"array","items":{"enum":["ask.created","ask.closed","run.completed","run.failed","run.cancelled"],"description":"one of ask.created, ask.closed, run.completed, run.failed, run.cancelled"},"description":"a list of event types"},"prompts":{"$ref":"#/$defs/texts"}}},"trigger":{"type":"object","additionalProperties":false,"description":"a map with prompt, from and secret","properties":{"prompt":{"$ref":"#/$defs/text"},"from":{"enum":["github","stripe","slack","standard"],"description":"one of github, stripe, slack, standard"},"secret":{"$ref":"#/$defs/text"},"events":{"$ref":"#/$defs/texts"},"args":{"type":"object","additionalProperties":{"type":"string","description":"a JSON path (RFC 9535), such as $.issue.title"},"description":"a map of arg name to JSON path"}}}}};
+const schema11 = {"$comment":"The shape of runvil.yaml, the deployment's configuration (DESIGN.md Part 2, \"The deployment's configuration\"; docs/packs.md). scripts/gen-validators.mjs compiles it to runvil-config-validator.generated.js; run `npm run gen` after editing. `description` on a node is how a message names what the value must be; src/cli/yaml-shape.ts turns the validator's errors into file:line:column messages. The rules no schema states (mcp or http, a Pack's name, secrets as ${NAME}, structured output on a trusted Pack only, a trigger's name, secret, events and paths) are checked in src/config/parse-config.ts; `mcp:` in mcp-config.ts.","$id":"runvil-config","type":"object","additionalProperties":false,"description":"a map","properties":{"public_url":{"$ref":"#/$defs/text"},"packs":{"type":"object","additionalProperties":{"$ref":"#/$defs/pack"},"description":"a map of Pack name (vendor/name) to Pack"},"notify":{"type":"array","items":{"$ref":"#/$defs/notify"},"description":"a list of notification endpoints"},"triggers":{"type":"object","additionalProperties":{"$ref":"#/$defs/trigger"},"description":"a map of trigger name to trigger"},"mcp":{"type":"object","additionalProperties":false,"properties":{"tools":{"type":"object","additionalProperties":{"type":"string","description":"a prompt's name"},"description":"a map of MCP tool name to prompt name"},"resources":{"type":"object","additionalProperties":{"type":"object","additionalProperties":false,"description":"a map with prompt and, optionally, name, description, mime_type and encoding","properties":{"prompt":{"$ref":"#/$defs/text"},"name":{"$ref":"#/$defs/text"},"description":{"$ref":"#/$defs/text"},"mime_type":{"$ref":"#/$defs/text"},"encoding":{"$ref":"#/$defs/text"}}},"description":"a map of resource URI (or URI template) to the prompt that serves it"}},"description":"a map with `tools` (MCP tool name -> prompt) and `resources` (URI -> prompt)"}},"$defs":{"text":{"type":"string","description":"a text"},"boolean":{"type":"boolean","description":"true or false"},"texts":{"type":"array","items":{"$ref":"#/$defs/text"},"description":"a list of texts"},"pack":{"type":"object","additionalProperties":false,"description":"a map with mcp or http","properties":{"description":{"$ref":"#/$defs/text"},"mcp":{"$ref":"#/$defs/mcp"},"http":{"$ref":"#/$defs/http"},"trusted":{"$ref":"#/$defs/boolean"},"tools":{"type":"array","items":{"$ref":"#/$defs/tool"},"description":"a list of tools"},"pin":{"type":"string","description":"a digest of the MCP server's tools (sha256:...)"}}},"mcp":{"type":"object","additionalProperties":false,"description":"a map with url and, optionally, headers","properties":{"url":{"$ref":"#/$defs/text"},"headers":{"type":"object","additionalProperties":{"$ref":"#/$defs/text"},"description":"a map of header name to text"}}},"http":{"type":"object","additionalProperties":false,"description":"a map with url and secret","properties":{"url":{"$ref":"#/$defs/text"},"secret":{"$ref":"#/$defs/text"}}},"tool":{"type":"object","additionalProperties":false,"description":"a map","properties":{"name":{"$ref":"#/$defs/text"},"description":{"$ref":"#/$defs/text"},"parameters":{"type":"object","description":"a JSON Schema (a map)"},"output":{"enum":["plain","structured"],"description":"plain or structured"},"timeout":{"type":"integer","minimum":1,"maximum":2592000,"description":"a whole number of seconds from 1 to 2592000 (30 days)"}}},"notify":{"type":"object","additionalProperties":false,"description":"a map with url and secret","properties":{"url":{"$ref":"#/$defs/text"},"secret":{"$ref":"#/$defs/text"},"events":{"type":"array","items":{"enum":["ask.created","ask.closed","run.completed","run.failed","run.cancelled"],"description":"one of ask.created, ask.closed, run.completed, run.failed, run.cancelled"},"description":"a list of event types"},"prompts":{"$ref":"#/$defs/texts"}}},"trigger":{"type":"object","additionalProperties":false,"description":"a map with prompt, from and secret","properties":{"prompt":{"$ref":"#/$defs/text"},"from":{"enum":["github","stripe","slack","standard"],"description":"one of github, stripe, slack, standard"},"secret":{"$ref":"#/$defs/text"},"events":{"$ref":"#/$defs/texts"},"args":{"type":"object","additionalProperties":{"type":"string","description":"a JSON path (RFC 9535), such as $.issue.title"},"description":"a map of arg name to JSON path"}}}}};
 const schema12 = {"type":"string","description":"a text"};
 const schema13 = {"type":"object","additionalProperties":false,"description":"a map with mcp or http","properties":{"description":{"$ref":"#/$defs/text"},"mcp":{"$ref":"#/$defs/mcp"},"http":{"$ref":"#/$defs/http"},"trusted":{"$ref":"#/$defs/boolean"},"tools":{"type":"array","items":{"$ref":"#/$defs/tool"},"description":"a list of tools"},"pin":{"type":"string","description":"a digest of the MCP server's tools (sha256:...)"}}};
 const schema21 = {"type":"boolean","description":"true or false"};
@@ -698,7 +698,7 @@ if(data.mcp !== undefined){
 let data7 = data.mcp;
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 for(const key3 in data7){
-if(!(key3 === "tools")){
+if(!((key3 === "tools") || (key3 === "resources"))){
 const err5 = {instancePath:instancePath+"/mcp",schemaPath:"#/properties/mcp/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcp,data:data7};
 if(vErrors === null){
 vErrors = [err5];
@@ -737,9 +737,15 @@ vErrors.push(err7);
 errors++;
 }
 }
-}
-else {
-const err8 = {instancePath:instancePath+"/mcp",schemaPath:"#/properties/mcp/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcp.type,parentSchema:schema11.properties.mcp,data:data7};
+if(data7.resources !== undefined){
+let data10 = data7.resources;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+for(const key5 in data10){
+let data11 = data10[key5];
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+for(const key6 in data11){
+if(!(((((key6 === "prompt") || (key6 === "name")) || (key6 === "description")) || (key6 === "mime_type")) || (key6 === "encoding"))){
+const err8 = {instancePath:instancePath+"/mcp/resources/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp/properties/resources/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.mcp.properties.resources.additionalProperties,data:data11};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -749,14 +755,115 @@ vErrors.push(err8);
 errors++;
 }
 }
-}
-else {
-const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(data11.prompt !== undefined){
+let data12 = data11.prompt;
+if(typeof data12 !== "string"){
+const err9 = {instancePath:instancePath+"/mcp/resources/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/prompt",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema12.type,parentSchema:schema12,data:data12};
 if(vErrors === null){
 vErrors = [err9];
 }
 else {
 vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data11.name !== undefined){
+let data13 = data11.name;
+if(typeof data13 !== "string"){
+const err10 = {instancePath:instancePath+"/mcp/resources/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/name",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema12.type,parentSchema:schema12,data:data13};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data11.description !== undefined){
+let data14 = data11.description;
+if(typeof data14 !== "string"){
+const err11 = {instancePath:instancePath+"/mcp/resources/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/description",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema12.type,parentSchema:schema12,data:data14};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data11.mime_type !== undefined){
+let data15 = data11.mime_type;
+if(typeof data15 !== "string"){
+const err12 = {instancePath:instancePath+"/mcp/resources/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/mime_type",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema12.type,parentSchema:schema12,data:data15};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data11.encoding !== undefined){
+let data16 = data11.encoding;
+if(typeof data16 !== "string"){
+const err13 = {instancePath:instancePath+"/mcp/resources/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/encoding",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema12.type,parentSchema:schema12,data:data16};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/mcp/resources/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp/properties/resources/additionalProperties/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcp.properties.resources.additionalProperties.type,parentSchema:schema11.properties.mcp.properties.resources.additionalProperties,data:data11};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/mcp/resources",schemaPath:"#/properties/mcp/properties/resources/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcp.properties.resources.type,parentSchema:schema11.properties.mcp.properties.resources,data:data10};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/mcp",schemaPath:"#/properties/mcp/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.mcp.type,parentSchema:schema11.properties.mcp,data:data7};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
 }
 errors++;
 }

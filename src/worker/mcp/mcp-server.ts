@@ -15,6 +15,7 @@ import { askStateCodec, type AskState } from './request-state.ts';
 import { servedTool, servedTools } from './served-tools.ts';
 import { callTool, invalidState } from './tool-call.ts';
 import { registerRunResources } from './run-resources.ts';
+import { registerSubscriptions } from './resource-subscriptions.ts';
 import { followProgress } from './run-progress.ts';
 import { registerTasks, TASKS_EXTENSION } from './mcp-tasks.ts';
 
@@ -25,7 +26,7 @@ export const SERVER_INFO = { name: 'runvil', version: '0.1.0' };
 export async function mcpServer(env: Env, principal: Principal): Promise<Server> {
   const codec = await askStateCodec(env, principalId(principal));
   const server = new Server(SERVER_INFO, {
-    capabilities: { tools: {}, resources: {}, extensions: { [TASKS_EXTENSION]: {} } },
+    capabilities: { tools: {}, resources: { subscribe: true }, extensions: { [TASKS_EXTENSION]: {} } },
     jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
     ...(codec ? { requestState: { verify: (state: string, ctx: ServerContext) => codec.verify(state, ctx) } } : {}),
   });
@@ -67,6 +68,7 @@ export async function mcpServer(env: Env, principal: Principal): Promise<Server>
   });
 
   registerRunResources(server, env, principal);
+  registerSubscriptions(server, env, principal);
   registerTasks(server, env, principal, () => answeredBy(server));
   return server;
 }

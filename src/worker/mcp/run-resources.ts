@@ -1,8 +1,11 @@
 /**
- * Runs' files as MCP resources, `runvil://runs/<run id>/files/<path>` (scope `runs:read`):
- * `resources/list` gives the files of the newest runs, a page of runs at a time (the run
- * index, as `GET /runs` reads it), `resources/read` one file's text, from the run object
- * while it holds the run, else from the run's record in KV (as `GET /runs/:id/files/*`).
+ * `/mcp`'s resources: runs' files, `runvil://runs/<run id>/files/<path>` (scope `runs:read`),
+ * and the resources runvil.yaml's `mcp.resources` declares, served by prompts
+ * (prompt-resources.ts; each with its prompt's `runs:start:<prompt>`). `resources/list`
+ * gives the declared fixed resources, then the files of the newest runs, a page of runs at a
+ * time (the run index, as `GET /runs` reads it); `resources/read` of a run file reads its
+ * text from the run object while it holds the run, else from the run's record in KV (as
+ * `GET /runs/:id/files/*`).
  */
 import { ResourceNotFoundError, type Server } from '@modelcontextprotocol/server';
 import type { Env } from '../env.ts';
@@ -11,6 +14,7 @@ import { runsPage } from '../outbox/run-index.ts';
 import { KvRunStore } from '../outbox/run-store-kv.ts';
 import { runObject } from '../run-object/run-ids.ts';
 import { forbidden, holds, READ_SCOPE, type Principal } from './mcp-caller.ts';
+import { declaredResource, listedResources, listedTemplates, readDeclared, readsDeclared } from './prompt-resources.ts';
 
 /** Runs whose files one `resources/list` page lists. */
 export const RUNS_PER_PAGE = 10;
@@ -22,6 +26,17 @@ const RESOURCE_URI = /^runvil:\/\/runs\/([0-9a-f]{64})\/files\/(.+)$/;
 /** The resource URI of file `path` of run `runId` (each path segment percent-encoded). */
 export const fileUri = (runId: string, path: string): string => `${PREFIX}${runId}/files/${path.split('/').map(encodeURIComponent).join('/')}`;
 
+/** The run and the file a run file's URI names, or null for any other URI. */
+export function parseFileUri(uri: string): { runId: string; path: string } | null {
+  const match = RESOURCE_URI.exec(uri);
+  if (!match) return null;
+  try {
+    return { runId: match[1]!, path: match[2]!.split('/').map(decodeURIComponent).join('/') };
+  } catch {
+    return null;
+  }
+}
+
 /** Registers `resources/list`, `resources/templates/list` and `resources/read` on `server`. */
 export function registerRunResources(server: Server, env: Env, principal: Principal): void {
   const checkScope = () => {
@@ -29,7 +44,12 @@ export function registerRunResources(server: Server, env: Env, principal: Princi
   };
 
   server.setRequestHandler('resources/list', async (request) => {
-    checkScope();
+    const declared = request.params?.cursor === undefined ? listedResources(principal) : [];
+    // A key that may read no run's files still lists the declared resources its prompts serve.
+    if (!holds(principal, READ_SCOPE)) {
+      if (readsDeclared(principal)) return { resources: declared };
+      throw forbidden(READ_SCOPE);
+    }
     const after = decodeCursor('mcp-runs', request.params?.cursor, 2);
     const rows = await runsPage(env.RUNVIL_DB, {
       prompt: null,
@@ -38,7 +58,7 @@ export function registerRunResources(server: Server, env: Env, principal: Princi
       after: after && { created_at: after[0]!, run_id: after[1]! },
     });
     const page = rows.slice(0, RUNS_PER_PAGE);
-    const resources = [];
+    const resources: { uri: string; name: string; mimeType: string; description?: string }[] = [...declared];
     for (const row of page) {
       const files = (await runObject(env, row.run_id).files('')) ?? (await new KvRunStore(env.RUNVIL_KV, row.run_id).list(''));
       for (const path of files)
@@ -49,26 +69,27 @@ export function registerRunResources(server: Server, env: Env, principal: Princi
   });
 
   server.setRequestHandler('resources/templates/list', async () => {
-    checkScope();
+    const declared = listedTemplates(principal);
+    if (!holds(principal, READ_SCOPE)) {
+      if (readsDeclared(principal)) return { resourceTemplates: declared };
+      throw forbidden(READ_SCOPE);
+    }
     return {
       resourceTemplates: [
+        ...declared,
         { uriTemplate: `${PREFIX}{run_id}/files/{+path}`, name: 'run file', description: 'A file a run wrote (store.write)', mimeType: 'text/plain' },
       ],
     };
   });
 
   server.setRequestHandler('resources/read', async (request) => {
-    checkScope();
     const uri = request.params.uri;
-    const match = RESOURCE_URI.exec(uri);
-    if (!match) throw new ResourceNotFoundError(uri);
-    let path: string;
-    try {
-      path = match[2]!.split('/').map(decodeURIComponent).join('/');
-    } catch {
-      throw new ResourceNotFoundError(uri);
-    }
-    const runId = match[1]!;
+    const declared = declaredResource(uri);
+    if (declared !== null) return { contents: [await readDeclared(env, principal, uri, declared)] };
+    checkScope();
+    const file = parseFileUri(uri);
+    if (!file) throw new ResourceNotFoundError(uri);
+    const { runId, path } = file;
     let text: string | null | undefined;
     try {
       text = await runObject(env, runId).file(path);
