@@ -18,8 +18,11 @@
  *               a round with neither requests nor state, is test/host/mcp-input-rounds.test.ts's)
  *
  * `GET /s/<slot>/calls` lists the tools/call requests its tools got (tool, request state,
- * input response keys), in order: what a test reads to see that a retry carried its state and
- * that no call was sent twice; `DELETE` empties it.
+ * input response keys, the slot's generation), in order: what a test reads to see that a retry
+ * carried its state and that no call was sent twice; `DELETE` empties it. `POST
+ * /s/<slot>/restart` restarts the slot's server within the process (the workerd tests cannot
+ * start processes, and other files use the others): its handler is made anew, and its
+ * generation counts up.
  *
  * Its tool list is the variant `POST /variant/<name>` (or `POST /s/<slot>/variant/<name>`)
  * chooses (for pinned definitions):
@@ -70,12 +73,18 @@ function definitions(variant) {
 
 const paged = (variant) => variant === 'paged' || variant === 'paged-late';
 
-/** The tools/call requests each slot's tools got, in order. */
+/** The tools/call requests each slot's tools got, in order; each slot's generation (its restarts). */
 const calls = new Map();
+const generations = new Map();
 function logCall(slot, tool, ctx) {
   if (!calls.has(slot)) calls.set(slot, []);
   const state = ctx.mcpReq.requestState();
-  calls.get(slot).push({ tool, requestState: typeof state === 'string' ? state : null, inputResponses: Object.keys(ctx.mcpReq.inputResponses ?? {}) });
+  calls.get(slot).push({
+    tool,
+    requestState: typeof state === 'string' ? state : null,
+    inputResponses: Object.keys(ctx.mcpReq.inputResponses ?? {}),
+    generation: generations.get(slot) ?? 1,
+  });
 }
 
 /** A round of the attack `attack` (the round's number, from 1, travels in the request state). */
@@ -184,12 +193,18 @@ function handlerOf(slot) {
 
 const http = createServer(async (req, res) => {
   const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-  const route = /^(?:\/s\/([a-z0-9-]+))?\/(mcp|calls|variant\/([a-z-]+))$/.exec(url.pathname);
+  const route = /^(?:\/s\/([a-z0-9-]+))?\/(mcp|calls|restart|variant\/([a-z-]+))$/.exec(url.pathname);
   if (!route) {
     res.writeHead(404).end();
     return;
   }
   const slot = route[1] ?? 'default';
+  if (route[2] === 'restart') {
+    handlers.delete(slot);
+    generations.set(slot, (generations.get(slot) ?? 1) + 1);
+    res.writeHead(204).end();
+    return;
+  }
   if (route[2] === 'calls') {
     if (req.method === 'DELETE') calls.delete(slot);
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(calls.get(slot) ?? []));

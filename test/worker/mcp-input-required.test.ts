@@ -1,23 +1,30 @@
 /**
  * `input_required` (MCP 2026-07-28) in workerd, against the 2026-07-28 test server
- * (modern-mcp.setup.ts): a tool that asks twice (a name, then a colour from an enum) suspends
- * the run on an operator ask each round, listed in GET /asks; the run object evicted between
- * the rounds comes back on the answer and the call goes on to the server's result.
+ * (modern-mcp.setup.ts), on a slot of its own: a tool that asks twice (a name, then a colour
+ * from an enum) suspends the run on a form ask each round (the requested schema as it stands),
+ * listed in GET /asks; the round's request state is kept in the run's storage, so with the
+ * server restarted and the run object evicted between the rounds, and the answer given an
+ * hour later, the retry goes with the kept state and the call is never sent again from its
+ * start; an answer outside the enum is refused at the ask; `decline` is an answer. A 2025-11-25
+ * server's elicitation held on the open call cannot outlive the object: the call fails saying so.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { parseDeploymentConfig } from '../../src/config/parse-config.ts';
 import { clearMcpToolListCache } from '../../src/host/remote/mcp/mcp-tool-list.ts';
+import { HELD_QUESTION_LOST } from '../../src/host/remote/mcp/mcp-input-rounds.ts';
 import { replaceDeploymentConfig } from '../../src/worker/deployment/deployment.ts';
-import { call, json, settled, until } from './app/client.ts';
+import { call, json, kvRecord, settled, until } from './app/client.ts';
 import { dropObjects } from './app/test-worker.ts';
 
 const modern = inject('modernMcp');
+const legacy = inject('mcp');
+const SLOT = `${modern.origin}/s/rounds`;
 
-const PROMPT = `---
-name: asks-twice
-description: Calls a tool that asks twice.
+const prompt = (name: string, uses: string, lua: string) => `---
+name: ${name}
+description: Calls a tool that asks.
 runvil: 0
-uses: [acme/modern]
+uses: [${uses}]
 ---
 
 # Asks
@@ -25,59 +32,117 @@ uses: [acme/modern]
 ## Call
 
 \`\`\`lua
-return tools.call('modern/asks-twice', {})
+${lua}
 \`\`\`
 `;
 
 beforeAll(async () => {
-  const parsed = parseDeploymentConfig(`packs:\n  acme/modern:\n    mcp: { url: "${modern.url}" }\n`);
+  const parsed = parseDeploymentConfig(`packs:\n  acme/modern:\n    mcp: { url: "${SLOT}/mcp" }\n  everything/legacy:\n    mcp: { url: "${legacy.url}" }\n`);
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
   replaceDeploymentConfig(parsed.config);
   clearMcpToolListCache();
-  await json(await call('PUT', '/prompts/asks-twice', { body: PROMPT }), 201);
+  await json(await call('PUT', '/prompts/asks-twice', { body: prompt('asks-twice', 'acme/modern', "return tools.call('modern/asks-twice', {})") }), 201);
+  const legacyCall = "local ok, out = pcall(tools.call, 'legacy/trigger-elicitation-request', {})\nreturn ok and out or tostring(out)";
+  await json(await call('PUT', '/prompts/asks-legacy', { body: prompt('asks-legacy', 'everything/legacy', legacyCall) }), 201);
 });
 afterAll(() => replaceDeploymentConfig(null));
+afterEach(() => vi.useRealTimers());
 
-async function start(): Promise<string> {
-  return (await json<{ run_id: string }>(await call('POST', '/prompts/asks-twice/runs', { body: { args: {} } }), 202)).run_id;
+async function start(name = 'asks-twice'): Promise<string> {
+  await fetch(`${SLOT}/calls`, { method: 'DELETE' });
+  return (await json<{ run_id: string }>(await call('POST', `/prompts/${name}/runs`, { body: { args: {} } }), 202)).run_id;
 }
 
+/** The tools/call requests the slot's server got, in order. */
+async function callsSeen(): Promise<{ requestState: string | null; inputResponses: string[]; generation: number }[]> {
+  return (await fetch(`${SLOT}/calls`)).json();
+}
+
+const NAME_FORM = { type: 'object', properties: { name: { type: 'string', description: 'Your name' } }, required: ['name'] };
+const COLOUR_FORM = { type: 'object', properties: { colour: { type: 'string', enum: ['red', 'green', 'blue'] } }, required: ['colour'] };
+
 describe('a tool that answers input_required twice, in the run object', () => {
-  it('suspends the run on an ask each round, listed in /asks, and survives the object evicted between the rounds', async () => {
+  it('waits on a form ask each round; evicted, the server restarted, answered an hour later, it retries with the kept state', async () => {
     const runId = await start();
     const first = await until(runId, (view) => view.status !== 'running');
     expect(first.status).toBe('suspended');
-    expect(first.pending).toEqual([expect.objectContaining({ kind: 'ask', ask_id: '0-1', question: 'Who is asking?\n\nname: Your name' })]);
+    expect(first.pending).toEqual([
+      expect.objectContaining({ kind: 'ask', ask_id: '0-1', question: 'Who is asking?', form: NAME_FORM, choices: null, refusals: ['decline', 'cancel'] }),
+    ]);
     // The index shows an ask soon after it is made, not at once: polled, as the inbox's tests do.
     for (let i = 0; ; i++) {
-      const listed = await json<{ asks: { run_id: string; ask_id: string }[] }>(await call('GET', '/asks?status=pending&prompt=asks-twice'), 200);
+      const listed = await json<{ asks: { run_id: string; ask_id: string; form: unknown }[] }>(
+        await call('GET', '/asks?status=pending&prompt=asks-twice'),
+        200,
+      );
       const ask = listed.asks.find((listedAsk) => listedAsk.run_id === runId);
       if (ask || i > 300) {
-        expect(ask).toMatchObject({ ask_id: '0-1' });
+        expect(ask).toMatchObject({ ask_id: '0-1', form: NAME_FORM });
         break;
       }
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    await json(await call('POST', `/runs/${runId}/asks/0-1`, { body: { answer: 'Ada' } }), 200);
+    await json(await call('POST', `/runs/${runId}/asks/0-1`, { body: { answer: { name: 'Ada' } } }), 200);
 
     const second = await until(runId, (view) => view.status === 'suspended' && view.pending.some((ask) => ask.ask_id === '0-1.1'));
-    expect(second.pending).toEqual([expect.objectContaining({ ask_id: '0-1.1', choices: ['red', 'green', 'blue'] })]);
-    // The object loses its memory while the operator thinks; the answer brings the run back.
+    expect(second.pending).toEqual([expect.objectContaining({ ask_id: '0-1.1', question: 'Which colour, Ada?', form: COLOUR_FORM })]);
+    // The answer outside the enum is refused at the ask, naming the field; the server never sees it.
+    const refused = await call('POST', `/runs/${runId}/asks/0-1.1`, { body: { answer: { colour: 'purple' } } });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: { form_field: 'colour' } });
+
+    // Between the rounds: the server restarts, the object loses its memory, and an hour passes.
+    await fetch(`${SLOT}/restart`, { method: 'POST' });
     await dropObjects();
-    await json(await call('POST', `/runs/${runId}/asks/0-1.1`, { body: { answer: 'green' } }), 200);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 3_600_000);
+    await json(await call('POST', `/runs/${runId}/asks/0-1.1`, { body: { answer: { colour: 'green' } } }), 200);
+    vi.useRealTimers();
     const done = await settled(runId);
     expect(done.status).toBe('completed');
     expect(done.result).toContain('Ada likes green');
+
+    // The call, then one retry a round: after the eviction the retry went with the kept state to
+    // the restarted server, and the call was never sent again from its start.
+    const seen = await callsSeen();
+    expect(seen.map(({ inputResponses, generation }) => ({ inputResponses, generation }))).toEqual([
+      { inputResponses: [], generation: seen[0]!.generation },
+      { inputResponses: ['name'], generation: seen[0]!.generation },
+      { inputResponses: ['colour'], generation: seen[0]!.generation + 1 },
+    ]);
+    expect(JSON.parse(atob(seen[2]!.requestState!.replace(/-/g, '+').replace(/_/g, '/')))).toEqual({ name: 'Ada' });
+    // The answer came an hour (of the object's clock) after the ask.
+    const { events } = await kvRecord<{ events: { type: string; ask_id?: string; at: string }[] }>(runId);
+    const at = (type: string) => Date.parse(events.find((event) => event.type === type && event.ask_id === '0-1.1')!.at);
+    expect(at('ask_answered') - at('ask_pending')).toBeGreaterThanOrEqual(3_600_000);
   });
 
-  it('refuses at the ask an answer outside the enum, and sends the choice taken', async () => {
+  it('sends decline when the operator answers decline, a word the form ask takes', async () => {
     const runId = await start();
     await until(runId, (view) => view.status === 'suspended');
-    await json(await call('POST', `/runs/${runId}/asks/0-1`, { body: { answer: 'Ada' } }), 200);
-    await until(runId, (view) => view.status === 'suspended' && view.pending.some((ask) => ask.ask_id === '0-1.1'));
-    // The ask itself refuses an answer outside its choices; the server never sees one.
-    expect((await call('POST', `/runs/${runId}/asks/0-1.1`, { body: { answer: 'purple' } })).status).toBe(400);
-    await json(await call('POST', `/runs/${runId}/asks/0-1.1`, { body: { answer: 'red' } }), 200);
-    expect((await settled(runId)).result).toContain('Ada likes red');
+    await json(await call('POST', `/runs/${runId}/asks/0-1`, { body: { answer: 'decline' } }), 200);
+    expect((await settled(runId)).result).toContain('declined');
+  });
+
+  it('refuses any other text for a form ask, naming the words it takes', async () => {
+    const runId = await start();
+    await until(runId, (view) => view.status === 'suspended');
+    const refused = await call('POST', `/runs/${runId}/asks/0-1`, { body: { answer: 'Ada' } });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain('or one of "decline", "cancel" to refuse it');
+    await json(await call('POST', `/runs/${runId}/asks/0-1`, { body: { answer: 'cancel' } }), 200);
+    expect((await settled(runId)).result).toContain('cancelled');
+  });
+});
+
+describe("a 2025-11-25 server's elicitation", () => {
+  it('that the object cannot hold (evicted while the call was open) fails the call saying so', async () => {
+    const runId = await start('asks-legacy');
+    const waiting = await until(runId, (view) => view.status !== 'running');
+    expect(waiting.status).toBe('suspended');
+    await dropObjects();
+    await json(await call('POST', `/runs/${runId}/asks/0-1`, { body: { answer: 'Grace Hopper' } }), 200);
+    const done = await settled(runId);
+    expect(done.result).toContain(HELD_QUESTION_LOST);
   });
 });

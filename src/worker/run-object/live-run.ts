@@ -44,6 +44,7 @@ import type { Pack } from '../../host/pack.ts';
 import { parsePromptCached } from '../deployment/parsed-prompts.ts';
 import { AskBroker } from '../waits/ask-broker.ts';
 import { CallBroker } from '../waits/call-broker.ts';
+import { StoredCallRounds } from '../waits/stored-call-rounds.ts';
 import { DurableRunStore } from './durable-store.ts';
 import { isolatePlatform } from '../workerd-lua/lua-platform.ts';
 import type { LuaPlatform } from '../../engine/lua/vm.ts';
@@ -294,6 +295,6 @@ export class LiveRun {
         return typeof provider === 'string' ? provider : { round: (request, signal, onDelta) => track(() => provider.round(request, signal, onDelta)) };
       },
     };
-    return { ...host, packs, models, calls: this.calls };
+    return { ...host, packs, models, calls: this.calls, rounds: new StoredCallRounds(this.options.state) };
   }
 }

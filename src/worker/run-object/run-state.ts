@@ -11,6 +11,7 @@
  *   event:{n}                the event stream, numbered from 1
  *   ask:{ask_id}             operator asks (pending, answered, closed)
  *   call:{call_id}           tool calls that may answer later (sending, waiting, done, ...)
+ *   round:{chain}-{seq}      the rounds of a tool call whose server asks before it answers (call-rounds.ts)
  *   file:{path}              the run's files (committed with the journal entry that made them)
  *
  * Writes go through the synchronous storage API, so a journal entry and the file change it
@@ -29,6 +30,7 @@ import { deleteText, getText, putNewText, putText, textOf } from './chunked-kv.t
 import type { DoStorage, SyncKv } from '../platform-types.ts';
 import type { AskRecord, RunErrorView, RunStatus, StreamEvent } from './run-view.ts';
 import type { CallRecord } from '../../host/tool-calls.ts';
+import type { CallRoundsRecord } from '../../host/call-rounds.ts';
 
 /** What a run runs, fixed when it starts. */
 export interface RunMeta {
@@ -84,6 +86,7 @@ const EVENT = 'event:';
 const ASK = 'ask:';
 const FILE = 'file:';
 const CALL = 'call:';
+const ROUND = 'round:';
 
 /** The durable state of one run object. */
 export class RunState {
@@ -285,6 +288,17 @@ export class RunState {
 
   putCall(record: CallRecord): void {
     this.kv.put(CALL + record.call_id, record);
+  }
+
+  /** The rounds of the tool call of effect `key` (`<chain>-<seq>`), if its server asked before it answered. */
+  callRounds(key: string): CallRoundsRecord | undefined {
+    const text = getText(this.kv, ROUND + key);
+    return text === undefined ? undefined : (JSON.parse(text) as CallRoundsRecord);
+  }
+
+  /** Keeps the rounds of the tool call of effect `key` (a request state may be long: chunked). */
+  putCallRounds(key: string, record: CallRoundsRecord): void {
+    putText(this.kv, ROUND + key, JSON.stringify(record));
   }
 
   /** Runs `closure` as one transaction (inside another one, as part of it). */
