@@ -45,6 +45,8 @@ const LANES = [
     { name: 'browser', command: 'npm run --silent test:browser', limit: 15 * MINUTE },
     // Then streaming on the real local server with loopback model servers (issue 30).
     { name: 'e2e', command: 'npm run --silent e2e && node scripts/e2e-stream.mjs', limit: 12 * MINUTE },
+    // Deploys that never break a run in flight: builds A, B and C served in turn on one state (issue 31).
+    { name: 'e2e-deploy', command: 'node scripts/e2e-deploy.mjs', limit: 10 * MINUTE },
     // /mcp: the MCP project's conformance suite, then clients no one here wrote (issue 28).
     { name: 'conformance', command: 'npm run --silent mcp:conformance', limit: 10 * MINUTE },
     { name: 'e2e-mcp', command: 'npm run --silent e2e:mcp', limit: 10 * MINUTE },
