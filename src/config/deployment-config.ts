@@ -33,6 +33,8 @@ export interface McpSource {
   headers: ReadonlyMap<string, ConfigText>;
   /** `pin:`: the digest the server's tool definitions must have (`sha256:<hex>`); absent: the first seen are pinned. */
   pin?: string;
+  /** How long a call the server made a task may wait on it, in seconds (mcp-task-call.ts); absent: DEFAULT_TASK_TIMEOUT_SECONDS. */
+  timeoutSeconds?: number;
 }
 
 /** An HTTP tool service: every call is a signed POST to `url`. */

@@ -15,6 +15,7 @@
  */
 import { Client, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/client/validators/cf-worker';
+import { TASKS_EXTENSION_ID_V2 } from '@modelcontextprotocol/ext-tasks/core/v2';
 
 /** Where a server is, with the `${NAME}` references of its configuration resolved. */
 export interface McpEndpoint {
@@ -43,7 +44,8 @@ const CLIENT_INFO = { name: 'runvil', version: '0.1.0' };
  */
 export function newMcpClient(inputRequired: 'auto' | 'manual' = 'auto'): Client {
   return new Client(CLIENT_INFO, {
-    capabilities: { elicitation: { form: {} } },
+    // The tasks extension: a server may answer a call with a task, which the Pack follows (mcp-tasks.ts).
+    capabilities: { elicitation: { form: {} }, extensions: { [TASKS_EXTENSION_ID_V2]: {} } },
     jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
     versionNegotiation: { mode: 'auto' },
     ...(inputRequired === 'manual' ? { inputRequired: { autoFulfill: false } } : {}),

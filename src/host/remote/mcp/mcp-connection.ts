@@ -11,6 +11,7 @@
 import type { Client, ElicitResult } from '@modelcontextprotocol/client';
 import { boundedFetch } from '../bounded-body.ts';
 import { answerBytesFor, TOOL_OUTPUT_BYTES } from '../../tool-output-cap.ts';
+import { catchTaskAnswers, type CaughtTask } from './mcp-tasks.ts';
 import { MCP_CONNECT_TIMEOUT_MS, newMcpClient, shortReason, streamableHttp, type McpEndpoint, type McpTransportFactory } from './mcp-client.ts';
 
 /** An elicitation request as the caller sees it: the server's message and requested schema. */
@@ -32,12 +33,17 @@ export interface InputRequired {
   requestState?: unknown;
 }
 
-/** A tool's result as a server sends it (only the fields read here), or, as `inputRequired`, its answer that it needs input first. */
+/**
+ * A tool's result as a server sends it (only the fields read here), or, as `inputRequired`,
+ * its answer that it needs input first, or, as `task`, the task it made of the call (the tasks
+ * extension, mcp-tasks.ts).
+ */
 export interface CallResult {
   content?: unknown;
   structuredContent?: unknown;
   isError?: unknown;
   inputRequired?: InputRequired;
+  task?: Exclude<CaughtTask, null>;
 }
 
 /** What a retry of an `input_required` round carries: the server's request state, byte for byte, and the answers by input request key. */
@@ -59,6 +65,8 @@ export class McpConnection {
   private endCall: (() => void) | null = null;
   /** True once an answer passed the bound during the call under way. */
   private answerPassed = false;
+  /** The task answers the transport caught (the SDK's client refuses them). */
+  private tasks: { take(): CaughtTask } | null = null;
 
   private constructor(private readonly client: Client) {
     // On 2025-11-25 the server sends this request during the call; on 2026-07-28 the client
@@ -86,6 +94,7 @@ export class McpConnection {
     const fetch = boundedFetch(options.answerBytes ?? answerBytesFor(TOOL_OUTPUT_BYTES), () => connection.passed());
     const transport = await (options.transport ?? streamableHttp)(endpoint, fetch);
     await client.connect(transport, { timeout: MCP_CONNECT_TIMEOUT_MS, ...(options.signal ? { signal: options.signal } : {}) });
+    connection.tasks = catchTaskAnswers(transport);
     return connection;
   }
 
@@ -114,6 +123,7 @@ export class McpConnection {
   ): Promise<CallResult> {
     this.elicit = handlers.onElicit ?? null;
     this.answerPassed = false;
+    this.tasks?.take();
     const controller = new AbortController();
     const abort = () => controller.abort();
     this.endCall = abort;
@@ -144,6 +154,8 @@ export class McpConnection {
           ...(handlers.onProgress ? { onprogress: handlers.onProgress, resetTimeoutOnProgress: true } : {}),
         },
       );
+      const task = this.tasks?.take();
+      if (task) return { task };
       const answer = result as { resultType?: unknown; inputRequests?: unknown; requestState?: unknown };
       if (answer.resultType === 'input_required') return { inputRequired: { inputRequests: answer.inputRequests, requestState: answer.requestState } };
       // The legacy form `{ toolResult }` (protocol 2024-10-07) carries no content.

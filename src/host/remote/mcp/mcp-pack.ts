@@ -14,6 +14,10 @@
  * long as the call's connection: a later execution of the run (after an eviction) fails the
  * call saying so. Progress notifications are handed to the run (`tool_progress` events).
  *
+ * Tasks: a call the server answers with a task (the tasks extension) waits on it until it
+ * ends (mcp-task-call.ts): on the run object's alarm in the Worker, on a timer on the command
+ * line; its result is the call's.
+ *
  * Connections are kept for the run's next calls (connecting costs a handshake), one per
  * call at a time, and closed when idle or when the run ends (`dispose`).
  */
@@ -23,7 +27,8 @@ import { pathText } from '../../../config/yaml-shape.ts';
 import type { Pack, ToolContext, ToolManifest, ToolOutcome } from '../../pack.ts';
 import { capOutput, outputCapExceeded, TOOL_OUTPUT_BYTES } from '../../tool-output-cap.ts';
 import { shortReason, streamableHttp, type McpEndpoint, type McpTransportFactory } from './mcp-client.ts';
-import { AnswerTooLarge, McpConnection } from './mcp-connection.ts';
+import { AnswerTooLarge, McpConnection, type CallResult } from './mcp-connection.ts';
+import { DEFAULT_TASK_TIMEOUT_SECONDS, followTaskCall, resumeTaskCall, type TaskCall } from './mcp-task-call.ts';
 import { elicit } from './mcp-elicitation.ts';
 import { callInRounds } from './mcp-input-rounds.ts';
 import { toolOutcome } from './mcp-output.ts';
@@ -122,6 +127,18 @@ export function mcpPack(
       const endpoint = mcpEndpoint(pack.fqName, source, vars);
       if (!endpoint.ok) return { ok: false, message: `${toolId}: ${endpoint.message}` };
       const name = toolId.slice(toolId.indexOf('/') + 1);
+      const taskCall: TaskCall = {
+        pack: pack.fqName,
+        toolId,
+        endpoint: endpoint.endpoint,
+        transport,
+        structured: tool.output === 'structured',
+        timeoutSeconds: source.timeoutSeconds ?? DEFAULT_TASK_TIMEOUT_SECONDS,
+      };
+      // A replay of a call that waits on its server's task waits again; it is not sent anew.
+      const resumed = await resumeTaskCall(taskCall, context);
+      if (resumed) return resumed;
+      let task: Exclude<CallResult['task'], undefined> | null = null;
       const watchdog = new Watchdog(context.signal);
       const asked = { count: 0 };
       const refusal: { message: string | null } = { message: null };
@@ -172,7 +189,9 @@ export function mcpPack(
         const result = outcome.result;
         release(connection);
         connection = null;
-        return capOutput(toolOutcome(toolId, result, tool.output === 'structured'), pack.fqName, toolId);
+        // The server made the call a task: it is followed once this send is done (below).
+        if (result.task) task = result.task;
+        else return capOutput(toolOutcome(toolId, result, tool.output === 'structured'), pack.fqName, toolId);
       } catch (error) {
         if (refusal.message !== null) return { ok: false, message: `${toolId}: ${refusal.message}` };
         if (error instanceof AnswerTooLarge) return outputCapExceeded(pack.fqName, toolId, TOOL_OUTPUT_BYTES);
@@ -186,6 +205,9 @@ export function mcpPack(
         // A connection that failed mid-call is not trusted with another call.
         if (connection) void connection.close();
       }
+      if (!task) return { ok: false, message: `${toolId}: the MCP server did not answer` };
+      if (!task.ok) return { ok: false, message: `${toolId}: the MCP server did not answer (${task.reason})` };
+      return followTaskCall(taskCall, task.task, context);
     },
     async dispose() {
       disposed = true;
