@@ -6,7 +6,16 @@
  * (createMcpHandler), one per session for 2025-11-25 (mcp-session.ts), where the SDK's
  * legacy shim turns an `input_required` answer into `elicitation/create` on the call's stream.
  */
-import { ProtocolError, ProtocolErrorCode, Server, type ServerContext } from '@modelcontextprotocol/server';
+import {
+  isInputRequiredResult,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type CallToolRequestParams,
+  type InputRequiredResult,
+  type RequestId,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/server/validators/cf-worker';
 import type { Env } from '../env.ts';
 import { resultShaper } from './call-result.ts';
@@ -22,8 +31,14 @@ import { registerTasks, TASKS_EXTENSION } from './mcp-tasks.ts';
 /** The server's name and version, as `initialize` and `server/discover` give them. */
 export const SERVER_INFO = { name: 'runvil', version: '0.1.0' };
 
+/** What a server's owner hears of its calls. */
+export interface ServerHooks {
+  /** A call answered with questions for the caller (a 2025-11-25 session keeps them, mcp-session.ts). */
+  onInputRequired?(call: RequestId, params: CallToolRequestParams, result: InputRequiredResult): void;
+}
+
 /** A server for `principal`. */
-export async function mcpServer(env: Env, principal: Principal): Promise<Server> {
+export async function mcpServer(env: Env, principal: Principal, hooks: ServerHooks = {}): Promise<Server> {
   const codec = await askStateCodec(env, principalId(principal));
   const server = new Server(SERVER_INFO, {
     capabilities: { tools: {}, resources: { subscribe: true }, extensions: { [TASKS_EXTENSION]: {} } },
@@ -48,7 +63,7 @@ export async function mcpServer(env: Env, principal: Principal): Promise<Server>
     if (!holds(principal, scope)) throw forbidden(scope);
     const capabilities = server.getClientCapabilities();
     const progressToken = ctx.mcpReq._meta?.progressToken;
-    return callTool({
+    const result = await callTool({
       env,
       tool,
       args: request.params.arguments,
@@ -65,6 +80,8 @@ export async function mcpServer(env: Env, principal: Principal): Promise<Server>
           }
         : {}),
     });
+    if (hooks.onInputRequired && isInputRequiredResult(result)) hooks.onInputRequired(ctx.mcpReq.id, request.params, result);
+    return result;
   });
 
   registerRunResources(server, env, principal);

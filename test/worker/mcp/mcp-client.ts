@@ -19,6 +19,8 @@ export interface ClientOptions {
   elicit?: Elicitor;
   name?: string;
   headers?: Record<string, string>;
+  /** The transport's fetch; by default appFetch. */
+  fetch?: typeof appFetch;
 }
 
 /** The fetch the transport uses: into the test app. */
@@ -36,7 +38,7 @@ export async function mcpClient(era: Era, options: ClientOptions = {}): Promise<
   );
   if (elicit) client.setRequestHandler('elicitation/create', async (request) => elicit(request.params as any));
   const transport = new StreamableHTTPClientTransport(new URL('https://runvil.test/mcp'), {
-    fetch: appFetch,
+    fetch: options.fetch ?? appFetch,
     requestInit: { headers: { authorization: `Bearer ${options.token ?? API_TOKEN}`, ...options.headers } },
   });
   await client.connect(transport);
