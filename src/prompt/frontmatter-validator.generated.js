@@ -2,14 +2,14 @@
 "use strict";
 export const validate = validate10;
 export default validate10;
-const schema11 = {"$comment":"The shape of a prompt's frontmatter. scripts/gen-validators.mjs compiles it to frontmatter-validator.generated.js; run `npm run gen` after editing. Keywords whose generated code imports ajv runtime helpers through CommonJS (minLength, maxLength, uniqueItems, const or enum of objects) are avoided so the output stays pure ESM.","type":"object","required":["name","description","runvil"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^[a-z0-9-]{1,64}$"},"description":{"type":"string","pattern":"\\S"},"runvil":{"const":0},"uses":{"type":"array","items":{"type":"string"}},"models":{"type":"object","propertyNames":{"pattern":"^[A-Za-z][A-Za-z0-9_-]{0,63}$"},"additionalProperties":{"$ref":"#/definitions/modelConfig"}},"args":{"type":"object","propertyNames":{"pattern":"^[A-Za-z][A-Za-z0-9_-]{0,63}$"},"additionalProperties":{"$ref":"#/definitions/arg"}}},"definitions":{"modelConfig":{"type":"object","additionalProperties":false,"properties":{"provider":{"type":"string"},"model":{"type":"string"},"temperature":{"type":"number","minimum":0},"max_tokens":{"type":"integer","minimum":1},"base_url":{"type":"string"},"round_cap":{"type":"integer","minimum":1},"context_window":{"type":"integer","minimum":1}}},"argType":{"enum":["string","integer","number","boolean","json"]},"arg":{"if":{"type":"string"},"then":{"$ref":"#/definitions/argType"},"else":{"$ref":"#/definitions/argSpec"}},"argSpec":{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"$ref":"#/definitions/argType"},"default":true,"description":{"type":"string"}},"allOf":[{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"string"}}},"then":{"properties":{"default":{"type":"string"}}}},{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"integer"}}},"then":{"properties":{"default":{"type":"integer"}}}},{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"number"}}},"then":{"properties":{"default":{"type":"number"}}}},{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"boolean"}}},"then":{"properties":{"default":{"type":"boolean"}}}}]}}};
+const schema11 = {"$comment":"The shape of a prompt's frontmatter. scripts/gen-validators.mjs compiles it to frontmatter-validator.generated.js; run `npm run gen` after editing. Keywords whose generated code imports ajv runtime helpers through CommonJS (minLength, maxLength, uniqueItems, const or enum of objects) are avoided so the output stays pure ESM.","type":"object","required":["name","description","runvil"],"additionalProperties":false,"properties":{"name":{"type":"string","pattern":"^[a-z0-9-]{1,64}$"},"description":{"type":"string","pattern":"\\S"},"runvil":{"const":0},"uses":{"type":"array","items":{"type":"string"}},"models":{"type":"object","propertyNames":{"pattern":"^[A-Za-z][A-Za-z0-9_-]{0,63}$"},"additionalProperties":{"$ref":"#/definitions/modelConfig"}},"args":{"type":"object","propertyNames":{"pattern":"^[A-Za-z][A-Za-z0-9_-]{0,63}$"},"additionalProperties":{"$ref":"#/definitions/arg"}}},"definitions":{"modelConfig":{"type":"object","additionalProperties":false,"properties":{"provider":{"type":"string"},"model":{"type":"string"},"temperature":{"type":"number","minimum":0},"max_tokens":{"type":"integer","minimum":1},"base_url":{"type":"string"},"round_cap":{"type":"integer","minimum":1},"context_window":{"type":"integer","minimum":1}}},"argType":{"enum":["string","integer","number","boolean","json"]},"arg":{"if":{"type":"string"},"then":{"$ref":"#/definitions/argType"},"else":{"$ref":"#/definitions/argSpec"}},"argSpec":{"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"$ref":"#/definitions/argType"},"default":true,"description":{"type":"string"},"schema":{"type":"object"}},"allOf":[{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"string"}}},"then":{"properties":{"default":{"type":"string"}}}},{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"integer"}}},"then":{"properties":{"default":{"type":"integer"}}}},{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"number"}}},"then":{"properties":{"default":{"type":"number"}}}},{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"boolean"}}},"then":{"properties":{"default":{"type":"boolean"}}}}]}}};
 const schema12 = {"type":"object","additionalProperties":false,"properties":{"provider":{"type":"string"},"model":{"type":"string"},"temperature":{"type":"number","minimum":0},"max_tokens":{"type":"integer","minimum":1},"base_url":{"type":"string"},"round_cap":{"type":"integer","minimum":1},"context_window":{"type":"integer","minimum":1}}};
 const pattern0 = new RegExp("^[a-z0-9-]{1,64}$", "u");
 const pattern1 = new RegExp("\\S", "u");
 const pattern2 = new RegExp("^[A-Za-z][A-Za-z0-9_-]{0,63}$", "u");
 const schema13 = {"if":{"type":"string"},"then":{"$ref":"#/definitions/argType"},"else":{"$ref":"#/definitions/argSpec"}};
 const schema14 = {"enum":["string","integer","number","boolean","json"]};
-const schema15 = {"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"$ref":"#/definitions/argType"},"default":true,"description":{"type":"string"}},"allOf":[{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"string"}}},"then":{"properties":{"default":{"type":"string"}}}},{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"integer"}}},"then":{"properties":{"default":{"type":"integer"}}}},{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"number"}}},"then":{"properties":{"default":{"type":"number"}}}},{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"boolean"}}},"then":{"properties":{"default":{"type":"boolean"}}}}]};
+const schema15 = {"type":"object","required":["type"],"additionalProperties":false,"properties":{"type":{"$ref":"#/definitions/argType"},"default":true,"description":{"type":"string"},"schema":{"type":"object"}},"allOf":[{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"string"}}},"then":{"properties":{"default":{"type":"string"}}}},{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"integer"}}},"then":{"properties":{"default":{"type":"integer"}}}},{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"number"}}},"then":{"properties":{"default":{"type":"number"}}}},{"if":{"type":"object","required":["type"],"properties":{"type":{"const":"boolean"}}},"then":{"properties":{"default":{"type":"boolean"}}}}]};
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -352,7 +352,7 @@ vErrors.push(err20);
 errors++;
 }
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "default")) || (key0 === "description"))){
+if(!((((key0 === "type") || (key0 === "default")) || (key0 === "description")) || (key0 === "schema"))){
 const err21 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err21];
@@ -388,14 +388,27 @@ vErrors.push(err23);
 errors++;
 }
 }
-}
-else {
-const err24 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.schema !== undefined){
+let data10 = data.schema;
+if(!(data10 && typeof data10 == "object" && !Array.isArray(data10))){
+const err24 = {instancePath:instancePath+"/schema",schemaPath:"#/properties/schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err24];
 }
 else {
 vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
 }
 errors++;
 }

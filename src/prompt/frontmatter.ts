@@ -2,11 +2,12 @@
  * The frontmatter: the leading `---` block, parsed as YAML, checked against the schema in
  * frontmatter-schema.json (through the ajv validator generated from it, since workerd
  * cannot compile one at run time), then against the rules a schema cannot state: the name
- * grammar of `uses:` entries and repeated Pack ids.
+ * grammar of `uses:` entries and repeated Pack ids, and args' `schema:` (arg-schema.ts).
  */
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import validate from './frontmatter-validator.generated.js';
 import { describeSchemaError, type ShapeIssue } from './frontmatter-messages.ts';
+import { argSchemaProblem, argValueProblem, clashingDefinition } from './arg-schema.ts';
 import { checkUsesEntries } from './uses-entries.ts';
 import { findNodeOffsets } from './yaml-nodes.ts';
 import type { ArgSpec, ArgType, Frontmatter, ModelConfig, PromptError, UsesEntry } from './types.ts';
@@ -76,6 +77,7 @@ export function parseFrontmatter(yaml: string, file: string, yamlLine: number): 
     const offset = issue.index === undefined ? undefined : findNodeOffsets(doc, ['uses', String(issue.index)]).value;
     errors.push(error(issue.message, offset));
   }
+  for (const issue of argSchemaIssues(record)) errors.push(error(issue.message, findNodeOffsets(doc, issue.path).value));
   if (errors.length > 0) return { ok: false, errors: inFileOrder(errors) };
 
   const entries: UsesEntry[] = uses.entries.map(({ index, ...entry }) => {
@@ -126,7 +128,44 @@ function toArgSpec(spec: Record<string, unknown>): ArgSpec {
   const out: ArgSpec = { type: spec.type as ArgType };
   if ('default' in spec) out.default = spec.default as Json;
   if (typeof spec.description === 'string') out.description = spec.description;
+  if (isRecord(spec.schema)) out.schema = spec.schema as Json;
   return out;
+}
+
+/**
+ * The rules of args' `schema:` a schema of the frontmatter cannot state (arg-schema.ts): only
+ * a `json` arg takes one, it is a bounded JSON Schema 2020-12, its default fits it, and two
+ * args' schemas do not define one `$defs` name two ways.
+ */
+function argSchemaIssues(data: Record<string, unknown>): { message: string; path: string[] }[] {
+  const issues: { message: string; path: string[] }[] = [];
+  const schemas: { arg: string; schema: Json }[] = [];
+  for (const [name, spec] of Object.entries(isRecord(data.args) ? data.args : {})) {
+    if (!isRecord(spec) || !('schema' in spec)) continue;
+    const path = ['args', name, 'schema'];
+    if (spec.type !== 'json') {
+      issues.push({ message: `\`args.${name}.schema\`: only a json arg takes a schema (this one is ${String(spec.type)})`, path });
+      continue;
+    }
+    const problem = argSchemaProblem(spec.schema as Json);
+    if (problem !== null) {
+      issues.push({ message: `\`args.${name}.schema\` ${problem}`, path });
+      continue;
+    }
+    if ('default' in spec) {
+      const misfit = argValueProblem(spec.schema as Json, spec.default as Json);
+      if (misfit !== null) issues.push({ message: `\`args.${name}.default\` ${misfit}`, path: ['args', name, 'default'] });
+    }
+    schemas.push({ arg: name, schema: spec.schema as Json });
+  }
+  const clash = clashingDefinition(schemas);
+  if (clash !== null) {
+    issues.push({
+      message: `\`args.${clash.args[1]}.schema\` defines $defs.${clash.name}, which \`args.${clash.args[0]}.schema\` defines otherwise: a tool's input schema has one $defs, so give one of them another name`,
+      path: ['args', clash.args[1], 'schema'],
+    });
+  }
+  return issues;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,8 +1,10 @@
 /**
  * A run's arguments against the prompt's `args:` declaration: `--arg key=value` texts are
- * coerced by the declared type, values from a test file are checked as they are, defaults
- * fill what was not given, and anything undeclared, ill-typed or missing is refused.
+ * coerced by the declared type, values from a test file are checked as they are (a `json`
+ * arg's value against its `schema:` too, arg-schema.ts), defaults fill what was not given,
+ * and anything undeclared, ill-typed, misfitting or missing is refused.
  */
+import { argValueProblem } from './arg-schema.ts';
 import type { ArgSpec, ArgType } from './types.ts';
 import type { Json } from '../json/json.ts';
 
@@ -18,6 +20,8 @@ export function argsFromCommandLine(declared: Record<string, ArgSpec>, given: re
     if (values.has(key)) return { ok: false, arg: key, message: `--arg ${key} is given twice` };
     const coerced = coerce(spec.type, value);
     if (!coerced.ok) return { ok: false, arg: key, message: `--arg ${key}=${value}: ${key} ${coerced.problem}` };
+    const misfit = spec.schema !== undefined ? argValueProblem(spec.schema, coerced.value) : null;
+    if (misfit !== null) return { ok: false, arg: key, message: `--arg ${key}=${value}: ${key} ${misfit}` };
     values.set(key, coerced.value);
   }
   return complete(declared, values, (name) => `; pass --arg ${name}=VALUE`);
@@ -32,6 +36,8 @@ export function argsFromData(declared: Record<string, ArgSpec>, given: { [key: s
     // A string written for a typed arg reads as it would on the command line, so `n: "3"` is 3.
     const checked = typeof value === 'string' && spec.type !== 'json' ? coerce(spec.type, value) : check(spec.type, value);
     if (!checked.ok) return { ok: false, arg: key, message: `args.${key}: ${key} ${checked.problem}` };
+    const misfit = spec.schema !== undefined ? argValueProblem(spec.schema, checked.value) : null;
+    if (misfit !== null) return { ok: false, arg: key, message: `args.${key}: ${key} ${misfit}` };
     values.set(key, checked.value);
   }
   return complete(declared, values, () => '');

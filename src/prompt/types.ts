@@ -38,6 +38,8 @@ export interface ArgSpec {
   /** A default makes the argument optional. */
   default?: Json;
   description?: string;
+  /** A `json` arg's JSON Schema (2020-12), which its value must fit (arg-schema.ts). */
+  schema?: Json;
 }
 
 /** The validated frontmatter. */

@@ -4,6 +4,7 @@
  * A tool's `inputSchema` is built from the prompt's `args:` (JSON Schema 2020-12).
  */
 import type { Json } from '../../json/json.ts';
+import { splitDefinitions } from '../../prompt/arg-schema.ts';
 import type { ArgSpec } from '../../prompt/types.ts';
 import { MCP_TOOL_NAME } from '../../config/mcp-config.ts';
 import { deploymentConfig } from '../deployment/deployment.ts';
@@ -41,13 +42,21 @@ const JSON_SCHEMA_TYPE: Record<ArgSpec['type'], Json | undefined> = {
   json: undefined,
 };
 
-/** The `inputSchema` of a prompt's `args:`: every arg without a default is required; `json` args take any value. */
+/**
+ * The `inputSchema` of a prompt's `args:`: every arg without a default is required; a `json`
+ * arg takes any value, or what its `schema:` says, as it stands, its `$defs` lifted to the
+ * top (src/prompt/arg-schema.ts: the frontmatter refuses two args defining one name two ways).
+ */
 export function inputSchemaOf(args: Record<string, ArgSpec>): ServedTool['inputSchema'] {
   const properties: { [name: string]: Json } = {};
   const required: string[] = [];
+  const defs: { [name: string]: Json } = {};
   for (const [name, spec] of Object.entries(args)) {
     const type = JSON_SCHEMA_TYPE[spec.type];
+    const given = spec.schema !== undefined ? splitDefinitions(spec.schema) : null;
+    if (given) Object.assign(defs, given.defs);
     properties[name] = {
+      ...(given ? given.property : {}),
       ...(type !== undefined ? { type } : {}),
       ...(spec.description !== undefined ? { description: spec.description } : {}),
       ...(spec.default !== undefined ? { default: spec.default } : {}),
@@ -57,6 +66,7 @@ export function inputSchemaOf(args: Record<string, ArgSpec>): ServedTool['inputS
   return {
     type: 'object',
     $schema: 'https://json-schema.org/draft/2020-12/schema',
+    ...(Object.keys(defs).length > 0 ? { $defs: defs } : {}),
     properties,
     ...(required.length > 0 ? { required } : {}),
     additionalProperties: false,
