@@ -57,7 +57,7 @@ async function run(slot: string, args: Json, options: { operator?: Operator; tim
     {},
   );
   const base = fixtureHost({}, [], []);
-  const operator = options.operator ?? { ask: async () => ({ ok: false, reason: 'nobody answers' }) as OperatorAnswer };
+  const operator = options.operator ?? { ask: async () => ({ ok: false, message: 'nobody answers' }) as OperatorAnswer };
   try {
     const outcome = await runOnHost(
       await newPlatform(),
