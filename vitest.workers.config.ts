@@ -78,7 +78,12 @@ export default defineConfig({
     // Before each file, in order: the state a new runtime has, then the index's tables.
     setupFiles: ['./test/worker/fresh-state.ts', './test/worker/apply-migrations.ts'],
     // The MCP reference server, started from the Node side for the MCP Pack suites; the server with hostile tool lists; the 2026-07-28 server; the server whose tools answer with tasks.
-    globalSetup: ['./test/worker/mcp-server.setup.ts', './test/worker/tool-list-servers.setup.ts', './test/worker/modern-mcp.setup.ts', './test/worker/tasks-mcp.setup.ts'],
+    globalSetup: [
+      './test/worker/mcp-server.setup.ts',
+      './test/worker/tool-list-servers.setup.ts',
+      './test/worker/modern-mcp.setup.ts',
+      './test/worker/tasks-mcp.setup.ts',
+    ],
     // The default report, and a failure for a run that stops making progress (teardown-guard.ts).
     reporters: ['default', './test/worker/teardown-guard.ts'],
   },
