@@ -16,8 +16,15 @@
  * in Host and Origin becomes the server's, as a reverse proxy's does; any other Host or Origin
  * reaches the server as the suite wrote it, for the DNS-rebinding scenario).
  *
- * `node scripts/mcp-conformance.mjs --scenario NAME` runs one scenario (any other option of
- * `conformance server` passes through too). On Node 20 the suite runs with scripts/mcp-conformance-hooks.mjs (it imports Node 22's
+ * Then the suite's client scenarios that apply to a host (CLIENT_SCENARIOS), with Runvil's MCP
+ * Pack as the client: `conformance client --command` runs scripts/mcp-conformance-client.mjs,
+ * which runs `runvil run` of the scenario's prompt (test/mcp-conformance/client/) with a
+ * runvil.yaml naming the scenario's server as a Pack; the file's `client:` section lists those
+ * that are expected to fail, with the reason.
+ *
+ * `node scripts/mcp-conformance.mjs --scenario NAME` runs one server scenario and no client
+ * one (any other option of `conformance server` passes through too);
+ * `--client-scenario NAME` runs one client scenario and no server one. On Node 20 the suite runs with scripts/mcp-conformance-hooks.mjs (it imports Node 22's
  * fs.globSync). Offline; state in a fresh directory; the scenarios' checks.json are kept in
  * .wrangler/mcp-conformance/.
  */
@@ -39,6 +46,9 @@ const suite = join(root, 'node_modules/@modelcontextprotocol/conformance/dist/in
 
 /** The scopes of the key the suite calls with. */
 const AGENT_SCOPES = ['runs:start:*', 'asks:answer:*', 'runs:read'];
+
+/** The client scenarios of the suite that apply to a host (the auth/* ones are OAuth flows of a host's own). */
+const CLIENT_SCENARIOS = ['initialize', 'tools_call', 'elicitation-sep1034-client-defaults', 'sse-retry'];
 
 /** Says what the check is doing. */
 const say = (text) => console.log(`mcp-conformance: ${text}`);
@@ -80,12 +90,40 @@ function runSuite(url) {
   return new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));
 }
 
-let server = null;
-let proxy = null;
-try {
-  // npm start bundles the file RUNVIL_CONFIG names (wrangler's build runs with this environment).
-  process.env.RUNVIL_CONFIG = join(here, 'runvil.yaml');
-  rmSync(resultsDir, { recursive: true, force: true });
+/** Runs `conformance client` for `scenario` with the MCP Pack as the client; resolves with its exit code. */
+function runClientScenario(scenario) {
+  const command = `${process.execPath} ${join(root, 'scripts/mcp-conformance-client.mjs')}`;
+  const args = ['--import', join(root, 'scripts/mcp-conformance-hooks.mjs'), suite, 'client', '--command', command, '--scenario', scenario];
+  args.push('--expected-failures', join(here, 'expected-failures.yaml'), '--output-dir', resultsDir, '--timeout', '60000');
+  const child = spawn(process.execPath, args, { cwd: root, stdio: 'inherit', env: { ...process.env, NO_COLOR: '1' } });
+  return new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));
+}
+
+/** The client scenarios to run: `--client-scenario NAME`'s one, none when a server scenario was picked, else all. */
+function clientScenarios() {
+  const picked = process.argv.indexOf('--client-scenario');
+  if (picked >= 0) return [process.argv[picked + 1]];
+  return process.argv.length > 2 ? [] : CLIENT_SCENARIOS;
+}
+
+/** Runs the client scenarios; resolves with 0 when each did as expected-failures.yaml's client: says. */
+async function checkClients() {
+  let failed = 0;
+  for (const scenario of clientScenarios()) {
+    say(`client scenario ${scenario}, with Runvil's MCP Pack as the client`);
+    const code = await runClientScenario(scenario);
+    if (code !== 0) {
+      console.error(
+        `mcp-conformance: FAILED: client scenario ${scenario} failed and expected-failures.yaml's client: does not list it, or it is listed and passed (exit ${code})`,
+      );
+      failed = code;
+    }
+  }
+  return failed;
+}
+
+/** Runs the server scenarios against the local server; resolves with the suite's exit code. */
+async function checkServer() {
   server = await startLocalServer({ port: await freePort(), token, stateDir });
   const { api } = e2eClient(server.base, token);
   const prompts = readdirSync(join(here, 'prompts')).filter((file) => file.endsWith('.md'));
@@ -102,9 +140,20 @@ try {
     console.error('--- server output ---');
     console.error(server.output.slice(-6000));
   } else {
-    say('ok: every scenario passed but those expected-failures.yaml lists, and each of those failed');
+    say('ok: every server scenario passed but those expected-failures.yaml lists, and each of those failed');
   }
-  process.exitCode = code;
+  return code;
+}
+
+let server = null;
+let proxy = null;
+try {
+  rmSync(resultsDir, { recursive: true, force: true });
+  const clients = await checkClients();
+  // npm start bundles the file RUNVIL_CONFIG names (wrangler's build runs with this environment).
+  process.env.RUNVIL_CONFIG = join(here, 'runvil.yaml');
+  const servers = process.argv.includes('--client-scenario') ? 0 : await checkServer();
+  process.exitCode = servers || clients;
 } catch (error) {
   console.error(`mcp-conformance: FAILED: ${error instanceof Error ? error.message : String(error)}`);
   if (server) console.error(`--- server output ---\n${server.output.slice(-6000)}`);
