@@ -146,6 +146,24 @@ describe('a call its MCP server makes a task, in the run object', () => {
     expect((await calls(runId))[0]).toMatchObject({ state: 'closed', task: { cancel_sent: true } });
   });
 
+  it("fails the call past the Pack's timeout with a tool error, and cancels the task that never ends", async () => {
+    const runId = await start('w-forever', { forever: true, ...SLOW });
+    await waitsOnTask(runId);
+    await pollNow(runId);
+    // Fake time: the call's deadline passes, and the alarm runs.
+    await runInDurableObject(stubOf(runId), (_instance: unknown, state: Storage) => {
+      for (const [key, record] of state.storage.kv.list({ prefix: 'call:' }))
+        state.storage.kv.put(key, { ...(record as CallRecord), deadline: new Date(0).toISOString() });
+    });
+    await runDurableObjectAlarm(stubOf(runId));
+    expect((await settled(runId)).result).toContain(
+      "failed: tool call failure: tasks/job: the MCP server's task did not end within 3600 s (the Pack's timeout); it was cancelled",
+    );
+    for (let i = 0; i < 200 && (await tasksLog(origin, 'w-forever')).cancels.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect((await tasksLog(origin, 'w-forever')).cancels).toHaveLength(1);
+    expect((await calls(runId))[0]).toMatchObject({ state: 'expired', task: { cancel_sent: true } });
+  });
+
   it("fails the call with the server's own words when tasks/get answers garbage", async () => {
     const runId = await start('w-garbage', { attack: 'garbage', ...SLOW });
     await waitsOnTask(runId);
