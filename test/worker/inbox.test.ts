@@ -122,8 +122,24 @@ describe('the inbox of two runs that ask', () => {
     await eventually(async () => {
       const listed = await runs('prompt=approve');
       expect(listed.runs).toEqual([
-        { run_id: second, prompt: 'approve', status: 'suspended', created_at: expect.any(String), ended_at: null, pending_count: 1 },
-        { run_id: first, prompt: 'approve', status: 'suspended', created_at: expect.any(String), ended_at: null, pending_count: 1 },
+        {
+          run_id: second,
+          prompt: 'approve',
+          status: 'suspended',
+          created_at: expect.any(String),
+          ended_at: null,
+          pending_count: 1,
+          build: expect.objectContaining({ engine: expect.any(String) }),
+        },
+        {
+          run_id: first,
+          prompt: 'approve',
+          status: 'suspended',
+          created_at: expect.any(String),
+          ended_at: null,
+          pending_count: 1,
+          build: expect.objectContaining({ engine: expect.any(String) }),
+        },
       ]);
     });
   });
@@ -162,7 +178,15 @@ describe('the inbox of two runs that ask', () => {
     await eventually(async () => {
       const listed = await runs('prompt=approve&status=completed');
       expect(listed.runs).toEqual([
-        { run_id: first, prompt: 'approve', status: 'completed', created_at: expect.any(String), ended_at: expect.stringMatching(/^\d{4}-/), pending_count: 0 },
+        {
+          run_id: first,
+          prompt: 'approve',
+          status: 'completed',
+          created_at: expect.any(String),
+          ended_at: expect.stringMatching(/^\d{4}-/),
+          pending_count: 0,
+          build: expect.objectContaining({ engine: expect.any(String) }),
+        },
       ]);
     });
     expect((await runs('prompt=approve&status=suspended')).runs.map((run) => run.run_id)).toEqual([second]);

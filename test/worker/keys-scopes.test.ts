@@ -63,6 +63,8 @@ const ROWS: Row[] = [
   reading(() => `/runs/${greetRun}/files/greeting.txt`),
   reading(() => `/runs/${greetRun}/notifications`),
   reading(() => `/runs/${greetRun}/test.yaml`),
+  reading(() => `/runs/${greetRun}/journal`),
+  reading(() => `/runs/${waiterRun}/journal`),
   {
     method: 'PUT',
     path: () => '/prompts/greet',
@@ -163,7 +165,15 @@ describe('what a refused key leaves', () => {
 describe('a key with the scope', () => {
   it('reads with runs:read', async () => {
     const key = await keyWith('runs:read');
-    for (const path of ['/prompts', '/runs', '/asks', `/runs/${greetRun}`, `/runs/${greetRun}/files/greeting.txt`, `/runs/${greetRun}/test.yaml`]) {
+    for (const path of [
+      '/prompts',
+      '/runs',
+      '/asks',
+      `/runs/${greetRun}`,
+      `/runs/${greetRun}/files/greeting.txt`,
+      `/runs/${greetRun}/test.yaml`,
+      `/runs/${greetRun}/journal`,
+    ]) {
       expect((await call('GET', path, { token: key })).status, path).toBe(200);
     }
   });

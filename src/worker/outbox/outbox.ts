@@ -293,6 +293,8 @@ export class Outbox {
       ended_at: progress.ended_at,
       // What `pending` lists: open asks and tool calls that wait on their results.
       pending_count: asks.filter((ask) => ask.state === 'pending').length + state.calls().filter((call) => call.state === 'waiting').length,
+      // Its Packs' digests join it once the run is prepared, so each write carries the build as it stands.
+      build: jsonOrNull(state.build()),
     };
     try {
       this.host.beforeDelivery('index');
@@ -485,4 +487,9 @@ function askRow(info: AskInfo, ask: AskRecord): AskRow {
     answered_by: ask.answered_by ?? null,
     closed_at: ask.closed_at ?? ask.answered_at ?? null,
   };
+}
+
+/** A value's JSON text, or null (SQL's NULL) for none. */
+function jsonOrNull(value: object | null): string | null {
+  return value === null ? null : JSON.stringify(value);
 }

@@ -24,6 +24,8 @@ export interface RunRow {
   created_at: string;
   ended_at: string | null;
   pending_count: number;
+  /** The build the run started on as JSON text (migrations/0004_run_builds.sql), or null for a run started before builds were kept. */
+  build: string | null;
 }
 
 /** An ask's row. */
@@ -49,12 +51,12 @@ export function indexWrites(db: D1Database, version: number, run: RunRow, asks: 
   const statements = [
     db
       .prepare(
-        `INSERT INTO runs (run_id, prompt, status, created_at, ended_at, pending_count, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+        `INSERT INTO runs (run_id, prompt, status, created_at, ended_at, pending_count, version, build) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
          ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, ended_at = excluded.ended_at,
-           pending_count = excluded.pending_count, version = excluded.version
+           pending_count = excluded.pending_count, version = excluded.version, build = excluded.build
          WHERE excluded.version >= runs.version`,
       )
-      .bind(run.run_id, run.prompt, run.status, run.created_at, run.ended_at, run.pending_count, version),
+      .bind(run.run_id, run.prompt, run.status, run.created_at, run.ended_at, run.pending_count, version, run.build),
   ];
   for (const ask of asks) {
     statements.push(
@@ -113,7 +115,7 @@ export function runsPageSql(query: RunsQuery): { sql: string; params: (string | 
   if (query.status !== null) where.push(`status = ?${params.push(query.status)}`);
   if (query.after !== null) where.push(`(created_at, run_id) < (?${params.push(query.after.created_at)}, ?${params.push(query.after.run_id)})`);
   const sql =
-    'SELECT run_id, prompt, status, created_at, ended_at, pending_count FROM runs' +
+    'SELECT run_id, prompt, status, created_at, ended_at, pending_count, build FROM runs' +
     (where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '') +
     ` ORDER BY created_at DESC, run_id DESC LIMIT ?${params.push(query.limit)}`;
   return { sql, params };

@@ -10,6 +10,7 @@ import { decodeCursor, encodeCursor, limitOf, listParams, oneOf, promptFilter } 
 import { ASK_STATUSES, asksPage, runsPage, type AskRow, type AskStatus } from '../outbox/run-index.ts';
 import type { PendingAsk, RunStatus } from '../run-object/run-view.ts';
 import type { AskForm } from '../../host/ask-form.ts';
+import type { RunBuild } from '../../host/run-build.ts';
 
 const RUN_STATUSES: readonly RunStatus[] = ['running', 'suspended', 'completed', 'failed', 'cancelled'];
 
@@ -42,6 +43,7 @@ listRoutes.get('/runs', requireScope('runs:read'), async (c) => {
       created_at: row.created_at,
       ended_at: row.ended_at,
       pending_count: row.pending_count,
+      build: row.build === null ? null : (JSON.parse(row.build) as RunBuild),
     })),
     next_cursor: rows.length > limit && last ? encodeCursor('runs', [last.created_at, last.run_id]) : null,
   });

@@ -1,5 +1,6 @@
 /**
- * `GET /runs/:id/test.yaml` (an ended run as a prompt test file) and `POST /runs/:id/fork`
+ * `GET /runs/:id/test.yaml` (an ended run as a prompt test file), `GET /runs/:id/journal`
+ * (what a replay of a run that is not running needs) and `POST /runs/:id/fork`
  * (a new run from the first N journal entries of a run, with answers replaced and, if
  * given, a new source): DESIGN.md "A run becomes a test; a run forks".
  */
@@ -28,6 +29,29 @@ replayRoutes.get('/runs/:id/test.yaml', requireScope('runs:read'), async (c) => 
   return c.body(outcome.text, 200, {
     'content-type': 'application/yaml; charset=utf-8',
     'content-disposition': `attachment; filename="${id}.test.yaml"`,
+  });
+});
+
+// What a replay of the run needs (runvil deploy-check replays every suspended run with the build about to be deployed).
+replayRoutes.get('/runs/:id/journal', requireScope('runs:read'), async (c) => {
+  const id = c.req.param('id');
+  const from = await runObject(c.env, id).forkSource();
+  if (!from.ok) {
+    if (from.reason === 'running')
+      throw new ApiError(409, `run ${id} is running; its journal still grows: read it once the run has suspended or ended`, { reason: 'running' });
+    throw refused(from, id);
+  }
+  return c.json({
+    run_id: from.run_id,
+    prompt: from.prompt,
+    status: from.status,
+    source: from.source,
+    args: from.args,
+    ...(from.untrusted_args ? { untrusted_args: from.untrusted_args } : {}),
+    seed: from.seed,
+    journal: from.journal,
+    packs: from.packs,
+    build: from.build,
   });
 });
 

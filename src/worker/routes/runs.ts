@@ -34,7 +34,8 @@ runRoutes.get('/runs/:id', requireScope('runs:read'), async (c) => {
   const record = await readRunRecord(c.env.RUNVIL_KV, id);
   if (!record) throw new ApiError(404, `no run ${JSON.stringify(id)}`);
   const { events: _events, files: _files, args: _args, ...rest } = record;
-  return c.json({ ...rest, pending: [] } satisfies RunView);
+  // A record written before builds were kept has none.
+  return c.json({ ...rest, build: rest.build ?? null, pending: [] } satisfies RunView);
 });
 
 runRoutes.get('/runs/:id/events', requireScope('runs:read'), async (c) => {

@@ -49,6 +49,8 @@ import { DurableRunStore } from './durable-store.ts';
 import { isolatePlatform } from '../workerd-lua/lua-platform.ts';
 import type { LuaPlatform } from '../../engine/lua/vm.ts';
 import type { RunState } from './run-state.ts';
+import type { RunErrorView } from './run-view.ts';
+import type { Json } from '../../json/json.ts';
 import type { ModelDeltas } from './model-deltas.ts';
 
 /**
@@ -80,6 +82,8 @@ export interface LiveRunOptions {
   callbacks: (callId: string) => Promise<{ url: string; token: string }>;
   /** Where the model steps' text goes as it arrives (the event stream's watchers); the rounds stream only with it. */
   deltas?: ModelDeltas;
+  /** How the run's failure reads in its `run_failed` event (the run object's own end says the same: build-change.ts). */
+  failure?: (error: RunErrorView) => RunErrorView;
 }
 
 /**
@@ -205,6 +209,8 @@ export class LiveRun {
         }
         // Stored under the stream's own seq (appendEvent numbers it). A replay does not emit
         // the events the stream holds (eventsKnown); appendEvent would skip them too.
+        const failure = this.options.failure;
+        if (failure && event.type === 'run_failed') event = { ...event, error: failure(event.error as unknown as RunErrorView) as unknown as Json };
         const stored = state.appendEvent(event, event.seq);
         if (stored && event.type === 'model_turn_started') this.options.deltas?.started(event.task, event.seq, stored.seq);
       },

@@ -34,6 +34,7 @@ export function objectViewOf(state: RunState): ObjectView | null {
     created_at: meta.created_at,
     ended_at: progress.ended_at,
     ...(meta.forked_from ? { forked_from: meta.forked_from } : {}),
+    build: state.build(),
   };
 }
 

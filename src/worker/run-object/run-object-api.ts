@@ -7,7 +7,8 @@ import type { Json } from '../../json/json.ts';
 import type { ToolResult } from '../../host/tool-calls.ts';
 import type { PackSnapshot } from '../../host/remote/configured-packs.ts';
 import type { NotificationDelivery } from '../outbox/outbox.ts';
-import type { AskInfo, ObjectView } from './run-view.ts';
+import type { AskInfo, ObjectView, RunStatus } from './run-view.ts';
+import type { RunBuild } from '../../host/run-build.ts';
 
 /** A new run: the prompt as it is now (a later upload does not change a run), its args and seed. */
 export interface StartSpec {
@@ -33,9 +34,12 @@ export interface ForkSpec extends Omit<StartSpec, 'webhook_id'> {
   packs: PackSnapshot[] | null;
 }
 
-/** What a fork is made from: the original run as it stands (it is not running). */
+/** What a fork is made from, and a replay of the run needs (GET /runs/:id/journal): the original run as it stands (it is not running). */
 export interface ForkSource {
   ok: true;
+  run_id: string;
+  /** Any status but running. */
+  status: RunStatus;
   prompt: string;
   source: string;
   args: { [name: string]: Json };
@@ -45,6 +49,8 @@ export interface ForkSource {
   journal: JournalEntry[];
   /** The configured Packs the run was prepared with, or null before it was. */
   packs: PackSnapshot[] | null;
+  /** The build the run started on, or null for a run started before builds were kept. */
+  build: RunBuild | null;
 }
 
 /**

@@ -22,6 +22,9 @@ import { ScriptedOperator, type Operator } from '../../host/operator.ts';
 import type { PackSnapshot } from '../../host/remote/configured-packs.ts';
 import type { ToolResult } from '../../host/tool-calls.ts';
 import { deploymentConfig } from '../deployment/deployment.ts';
+import { deploymentBuildOf, packDigests } from '../deployment/deployment-build.ts';
+import { runBuild, type DeploymentBuild, type RunBuild } from '../../host/run-build.ts';
+import { acrossBuilds } from './build-change.ts';
 import { workerHost } from '../deployment/worker-host.ts';
 import { textVars, type Env } from '../env.ts';
 import { notifyTargetsOf } from '../outbox/notify-targets.ts';
@@ -56,7 +59,7 @@ import {
 import { forkPackSnapshots, prepareRunPacks, withPackSnapshots, withRunPacks } from './run-packs.ts';
 import { checkedForkJournal, forkSourceOf, testFileOf } from './run-replays.ts';
 import { RunState, type RunMeta } from './run-state.ts';
-import { isFinal, type AskRecord, type ObjectView, type RunStatus } from './run-view.ts';
+import { isFinal, type AskRecord, type ObjectView, type RunErrorView, type RunStatus } from './run-view.ts';
 
 /** The run Durable Object. */
 export class RunObject extends DurableObject<Env> implements RunObjectApi {
@@ -69,6 +72,8 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
   private readonly sender: OutboxSender;
   /** The alarm time this object last set (null: none, undefined: not known yet). */
   private alarmAt: number | null | undefined = undefined;
+  /** The build this object's execution of the run runs on (known once it is prepared): a Determinism error names it beside the run's own. */
+  private executingOn: DeploymentBuild | null = null;
 
   constructor(ctx: ConstructorParameters<typeof DurableObject<Env>>[0], env: Env) {
     super(ctx, env);
@@ -124,6 +129,11 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     return deploymentConfig();
   }
 
+  /** The build this deployment is (its Engine, Lua runtime and configuration), which a run records when it starts. */
+  protected deploymentBuild(): Promise<DeploymentBuild> {
+    return deploymentBuildOf(this.config());
+  }
+
   /** Called after each new journal entry is committed; a seam for fault-injection tests. */
   protected afterJournal(_index: number, _entry: JournalEntry): void | Promise<void> {}
 
@@ -134,7 +144,10 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
 
   async start(spec: StartSpec, waitMs = 0): Promise<{ created: boolean; view: ObjectView }> {
     if (this.state.meta()) return { created: false, view: await this.viewAfter(waitMs) };
-    await this.create(spec);
+    const build = await this.startedBuild(spec.source);
+    // A start that raced this one to the same id (a retried request) created the run meanwhile.
+    if (this.state.meta()) return { created: false, view: await this.viewAfter(waitMs) };
+    await this.create(spec, build);
     return { created: true, view: await this.viewAfter(waitMs) };
   }
 
@@ -145,9 +158,11 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     const host = withPackSnapshots(this.host(new ScriptedOperator([])), packs ?? [], textVars(this.env));
     const checked = await checkedForkJournal(spec, host, this.ctx.id.toString());
     if (!checked.ok) return checked;
+    const build = await this.startedBuild(spec.source);
+    const digests = packs ? await packDigests(packs) : new Map<string, string>();
     // A request that raced this one to the same id (ids are fresh, so only a retry) started it already.
     if (this.state.meta()) return { ok: false, reason: 'run-exists', status: 409, message: 'this run id already holds a run' };
-    await this.create(spec, { forked_from: spec.forked_from, journal: checked.journal, packs });
+    await this.create(spec, build, { forked_from: spec.forked_from, journal: checked.journal, packs, digests });
     return { ok: true, view: await this.viewAfter(waitMs) };
   }
 
@@ -161,10 +176,17 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     return forkSourceOf(this.state);
   }
 
+  /** The build a run of `source` starts on here, but its Packs' (known once it is prepared). */
+  private async startedBuild(source: string): Promise<Omit<RunBuild, 'packs'>> {
+    const { packs: _packs, ...build } = await runBuild(await this.deploymentBuild(), source);
+    return build;
+  }
+
   /** Stores a new run (a fork's with its first journal entries and the files they made) and launches it. */
   private async create(
     spec: StartSpec,
-    fork?: { forked_from: { run_id: string; at: number }; journal: JournalEntry[]; packs: PackSnapshot[] | null },
+    build: Omit<RunBuild, 'packs'>,
+    fork?: { forked_from: { run_id: string; at: number }; journal: JournalEntry[]; packs: PackSnapshot[] | null; digests: ReadonlyMap<string, string> },
   ): Promise<void> {
     const now = Date.now();
     this.state.atomically(() => {
@@ -179,13 +201,14 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
           ...(spec.webhook_id !== undefined ? { webhook_id: spec.webhook_id } : {}),
           ...(spec.untrusted_args?.length ? { untrusted_args: spec.untrusted_args } : {}),
           ...(fork ? { forked_from: fork.forked_from } : {}),
+          build,
         },
         spec.source,
         spec.args,
       );
       for (const entry of fork?.journal ?? []) this.state.commitJournal(entry, fileChangesOf(entry));
       // A fork is prepared already: with the original's configured Packs, whatever their servers list now.
-      if (fork?.packs) this.state.putPackSnapshots(fork.packs);
+      if (fork?.packs) this.state.putPackSnapshots(fork.packs, fork.digests);
     });
     await this.armAlarm();
     this.launch('start');
@@ -357,7 +380,11 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     }
     const live: LiveRun = new LiveRun({
       state: this.state,
-      prepare: () => prepareRunPacks(this.state, deploymentConfig(), textVars(this.env), this.env.RUNVIL_KV),
+      prepare: async () => {
+        await prepareRunPacks(this.state, deploymentConfig(), textVars(this.env), this.env.RUNVIL_KV);
+        this.executingOn = await this.deploymentBuild();
+      },
+      failure: (error) => this.failure(error),
       host: (operator) => withRunPacks(this.state, this.host(operator), textVars(this.env)),
       journaled: (index, entry) => this.afterJournal(index, entry),
       changed: () => this.refreshStatus(),
@@ -400,9 +427,17 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     this.live = null;
     if (outcome.status === 'completed') await this.end('completed', { result: outcome.result });
     else {
-      const error = { kind: outcome.error.kind, message: outcome.error.message };
+      const error = this.failure({ kind: outcome.error.kind, message: outcome.error.message });
+      // A replay that diverged before it caught up with the stream made its run_failed under a seq the stream holds, so it was not stored.
+      if (error.kind === 'Determinism' && this.state.events(this.state.progress().events - 1).at(-1)?.type !== 'run_failed')
+        this.state.appendEvent({ type: 'run_failed', section: null, task: '0', turn: 0, error: error as unknown as Json });
       await this.end(error.kind === 'Cancelled' ? 'cancelled' : 'failed', { error });
     }
+  }
+
+  /** How the run's failure reads: a Determinism error on another build than the run's own names both (build-change.ts). */
+  private failure(error: RunErrorView): RunErrorView {
+    return acrossBuilds(error, this.state.build(), this.executingOn);
   }
 
   /**

@@ -12,6 +12,7 @@ import { keyValuePinStore } from '../../host/remote/mcp/tool-pins.ts';
 import type { KvNamespace } from '../platform-types.ts';
 import { askIdOf } from '../waits/ask-broker.ts';
 import { parsePromptCached } from '../deployment/parsed-prompts.ts';
+import { packDigests } from '../deployment/deployment-build.ts';
 import type { RunState } from './run-state.ts';
 
 /**
@@ -25,7 +26,7 @@ export async function prepareRunPacks(state: RunState, config: DeploymentConfig,
   const meta = state.meta()!;
   const parsed = parsePromptCached(state.source(), `${meta.prompt}.md`);
   const snapshots = parsed.ok ? await snapshotPacks(config, parsed.prompt, vars, [], undefined, pins) : [];
-  state.putPackSnapshots(snapshots);
+  state.putPackSnapshots(snapshots, await packDigests(snapshots));
 }
 
 /**

@@ -80,6 +80,8 @@ export function forkSourceOf(state: RunState): ForkSource | Refusal {
   }
   return {
     ok: true,
+    run_id: meta.run_id,
+    status,
     prompt: meta.prompt,
     source: state.source(),
     args: state.args(),
@@ -87,6 +89,7 @@ export function forkSourceOf(state: RunState): ForkSource | Refusal {
     seed: meta.seed,
     journal: state.journal(),
     packs: state.packSnapshots(),
+    build: state.build(),
   };
 }
 

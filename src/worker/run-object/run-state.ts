@@ -5,6 +5,7 @@
  *   meta, source, args       what the run runs (written once, when it starts)
  *   packs                    the configured MCP Packs the run declared, with the tool lists
  *                            read when it was prepared (written once, before its first step)
+ *   build-packs              those tool lists' digests, the `packs` of the run's build (written with them)
  *   progress                 status, counters, how it ended
  *   result                   the run result text
  *   journal:{n}              journal pages: entry n and the ones after it, in order
@@ -25,6 +26,7 @@
  */
 import type { JournalEntry } from '../../engine/journal.ts';
 import type { PackSnapshot } from '../../host/remote/configured-packs.ts';
+import type { RunBuild } from '../../host/run-build.ts';
 import type { Json } from '../../json/json.ts';
 import { deleteText, getText, putNewText, putText, textOf } from './chunked-kv.ts';
 import type { DoStorage, SyncKv } from '../platform-types.ts';
@@ -47,6 +49,8 @@ export interface RunMeta {
   untrusted_args?: string[];
   /** The run this one forked from, and at how many of its journal entries (POST /runs/:id/fork). */
   forked_from?: { run_id: string; at: number };
+  /** The build the run started on, but its Packs' digests (kept with the Packs: `build-packs`); absent for runs started before builds were kept. */
+  build?: Omit<RunBuild, 'packs'>;
 }
 
 /** Where a run stands. */
@@ -138,9 +142,24 @@ export class RunState {
     return text === undefined ? null : (JSON.parse(text) as PackSnapshot[]);
   }
 
-  /** Keeps the configured Packs the run is prepared with: every later execution builds its Packs from them. */
-  putPackSnapshots(snapshots: readonly PackSnapshot[]): void {
-    putText(this.kv, 'packs', JSON.stringify(snapshots));
+  /**
+   * Keeps the configured Packs the run is prepared with: every later execution builds its
+   * Packs from them. `digests` (pack id -> the digest of its tool list) are its build's `packs`.
+   */
+  putPackSnapshots(snapshots: readonly PackSnapshot[], digests: ReadonlyMap<string, string>): void {
+    this.atomically(() => {
+      putText(this.kv, 'packs', JSON.stringify(snapshots));
+      this.kv.put('build-packs', Object.fromEntries(digests));
+    });
+  }
+
+  /** The build the run started on, with its Packs' digests once it was prepared; null for a run started before builds were kept. */
+  build(): RunBuild | null {
+    const started = this.meta()?.build;
+    if (!started) return null;
+    const packs = this.kv.get<Record<string, string>>('build-packs') ?? {};
+    // A plain object built by fromEntries (own data properties, whatever the names): a view crosses RPC, which clones no null-prototype object.
+    return { ...started, packs: Object.fromEntries(Object.entries(packs).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) };
   }
 
   args(): { [name: string]: Json } {

@@ -4,6 +4,7 @@
  */
 import type { Json } from '../../json/json.ts';
 import type { AskForm } from '../../host/ask-form.ts';
+import type { DeploymentBuild, RunBuild } from '../../host/run-build.ts';
 
 /** A run's status. `suspended`: the run can go no further until an operator ask is answered. */
 export type RunStatus = 'running' | 'suspended' | 'completed' | 'failed' | 'cancelled';
@@ -15,6 +16,12 @@ export const isFinal = (status: RunStatus): boolean => status === 'completed' ||
 export interface RunErrorView {
   kind: string;
   message: string;
+  /**
+   * A Determinism error of a run that resumed on another build than it started on: both
+   * builds (the message names them too). Absent from every other error.
+   */
+  started_build?: DeploymentBuild;
+  resumed_build?: DeploymentBuild;
 }
 
 /** An operator ask as the run object shows it: everything but the token and answer URL, which the Worker adds (ask-view.ts). */
@@ -66,6 +73,8 @@ export interface RunView<Ask = PendingAsk> {
   ended_at: string | null;
   /** A fork's origin: the run it forked from and at how many of its journal entries. Absent for other runs. */
   forked_from?: { run_id: string; at: number };
+  /** The build the run started on (src/host/run-build.ts); null for a run started before builds were kept. */
+  build: RunBuild | null;
 }
 
 /** The run view as the run object gives it: its asks without tokens. */
