@@ -47,7 +47,8 @@ export async function deployCheckCommand(command: DeployCheckCommand, io: CliIo)
   const threads = command.concurrency ?? availableParallelism();
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(io.env)) if (value !== undefined) env[key] = value;
-  const pool = await startReplayPool(threads, { config: configFile, env, prompts: [...prompts] });
+  // The worker threads load their modules while this thread fetches and replays the first runs.
+  const pool = startReplayPool(threads, { config: configFile, env, prompts: [...prompts] });
   const progress = progressLine(io);
   const outcomes: ReplayOutcome[] = [];
   const skipped = { running: 0, ended: 0 };

@@ -143,14 +143,15 @@ run in flight: a note says how many runs of each prompt in prompts/ started on a
 version of it. What can break a run is the Engine, the Lua runtime and the configuration.
 
 The runs are read with GET /runs?status=suspended and GET /runs/:id/journal (the root key,
-RUNVIL_API_TOKEN, or any key with runs:read), replayed in worker threads, one per core;
-a progress bar goes to standard error when it is a terminal.
+RUNVIL_API_TOKEN, or any key with runs:read) and replayed in threads, one per core (this
+one starts at once, the others join as they load); a progress bar goes to standard error
+when it is a terminal, a count line otherwise.
 
 Options:
   --url URL               the deployment's address, such as https://runvil.example.workers.dev
   --token TOKEN           the key (default: RUNVIL_API_TOKEN from the environment)
   --force                 exit 0 even when runs would break (saying that it goes ahead)
-  --concurrency N         replay threads (default: the machine's cores)
+  --concurrency N         replay threads, this one included (default: the machine's cores)
   --config FILE           the configuration about to be deployed (default: the file
                           RUNVIL_CONFIG names, else ./runvil.yaml when present)
 

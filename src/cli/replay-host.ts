@@ -11,16 +11,22 @@ import type { HostConfig } from '../host/host.ts';
 import { ScriptedOperator } from '../host/operator.ts';
 import type { Pack } from '../host/pack.ts';
 import { httpToolPacks } from '../host/remote/http/http-tool-pack.ts';
-import { snapshotPacksToPacks, type PackSnapshot } from '../host/remote/configured-packs.ts';
+import type { PackSnapshot } from '../host/remote/configured-packs.ts';
 import type { Json } from '../json/json.ts';
 
-/** Makes the replay Host of each run: the Packs of `config` built once, a run's own MCP Packs added. */
-export function replayHosts(config: DeploymentConfig, vars: Readonly<Record<string, string | undefined>>): (snapshots: Json) => HostConfig {
+/**
+ * Makes the replay Host of each run: the Packs of `config` built once, a run's own MCP Packs
+ * added. The MCP client's modules load only for a run that kept MCP Packs: they take seconds
+ * to load, and a replay thread starts while the first journals are fetched.
+ */
+export function replayHosts(config: DeploymentConfig, vars: Readonly<Record<string, string | undefined>>): (snapshots: Json) => Promise<HostConfig> {
   const base: Pack[] = [...runvilPacks(), ...httpToolPacks(config.packs.values(), { vars })];
   const models = { provider: () => 'a replay check calls no model' };
   const operator = new ScriptedOperator([]);
-  return (snapshots) => {
+  return async (snapshots) => {
     const kept = Array.isArray(snapshots) ? (snapshots as unknown as PackSnapshot[]) : [];
-    return { packs: kept.length === 0 ? base : [...base, ...snapshotPacksToPacks(kept, vars)], models, operator };
+    if (kept.length === 0) return { packs: base, models, operator };
+    const { snapshotPacksToPacks } = await import('../host/remote/configured-packs.ts');
+    return { packs: [...base, ...snapshotPacksToPacks(kept, vars)], models, operator };
   };
 }

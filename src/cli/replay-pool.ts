@@ -1,14 +1,17 @@
 /**
- * The replay threads of `runvil deploy-check`: one per core by default, each with its own Lua
- * platform (replay-worker.ts), fed runs as their journals arrive so fetching and replaying
- * overlap. Each thread holds at most two runs at a time (one replaying, one waiting), so a
- * slow run never leaves another thread idle while a queue builds up behind it.
+ * The replayers of `runvil deploy-check`: the command's own thread, which starts replaying at
+ * once, and worker threads (replay-worker.ts), each with its own Lua platform, which join as
+ * each is ready (a thread loads the Engine's modules anew, which takes seconds on a busy
+ * machine). Runs are handed out as their journals arrive, so fetching and replaying overlap;
+ * a worker holds at most two runs at a time (one replaying, one waiting) and the command's
+ * thread one, as it also fetches, so a slow run never leaves a replayer idle while a queue
+ * builds up behind it.
  */
 import { Worker } from 'node:worker_threads';
 import type { Json } from '../json/json.ts';
 import type { ReplayVerdict } from '../host/replay-check.ts';
 
-/** What every replay thread is started with. */
+/** What every replayer is made with. */
 export interface ReplaySetup {
   /** The configuration file about to be deployed, or null for none. */
   config: string | null;
@@ -39,69 +42,94 @@ export type ReplayOutcome =
     }
   | { job: number; failure: string };
 
-/** Threads that replay runs; `replay` answers once a thread has. */
+/** Replayers; `replay` answers once one has replayed the run. */
 export interface ReplayPool {
   replay(material: Json): Promise<ReplayOutcome>;
   close(): Promise<void>;
 }
 
-/** The most runs handed to one thread before it answers. */
-const PER_THREAD = 2;
+/** One replayer: the runs it holds, and how it is handed one. */
+interface Slot {
+  load: number;
+  capacity: number;
+  send(job: ReplayJob): void;
+}
 
-/** Starts `threads` replay threads with `setup`; settles once each has built its platform and Host. */
-export async function startReplayPool(threads: number, setup: ReplaySetup): Promise<ReplayPool> {
-  const entry = new URL('../../bin/replay-worker.mjs', import.meta.url);
-  const workers = Array.from({ length: threads }, () => new Worker(entry, { workerData: setup, env: setup.env }));
-  const load = new Map<Worker, number>(workers.map((worker) => [worker, 0]));
+/**
+ * Starts `replayers` replayers with `setup`: this thread, and `replayers - 1` worker threads.
+ * Answers at once; a worker that fails to start leaves the others to do its share.
+ */
+export function startReplayPool(replayers: number, setup: ReplaySetup): ReplayPool {
+  const slots: Slot[] = [];
   const waiting = new Map<number, (outcome: ReplayOutcome) => void>();
   const queue: ReplayJob[] = [];
   let nextId = 0;
-  let broken: Error | null = null;
 
+  const settle = (slot: Slot, outcome: ReplayOutcome) => {
+    slot.load--;
+    const done = waiting.get(outcome.job);
+    waiting.delete(outcome.job);
+    done?.(outcome);
+    dispatch();
+  };
   const dispatch = () => {
-    for (const worker of workers) {
-      while (queue.length > 0 && load.get(worker)! < PER_THREAD) {
-        load.set(worker, load.get(worker)! + 1);
-        worker.postMessage(queue.shift()!);
+    for (const slot of slots) {
+      while (queue.length > 0 && slot.load < slot.capacity) {
+        slot.load++;
+        slot.send(queue.shift()!);
       }
     }
   };
-  const fail = (error: Error) => {
-    broken ??= error;
-    for (const [job, settle] of waiting) settle({ job, failure: `a replay thread stopped: ${error.message}` });
-    waiting.clear();
-  };
 
-  await Promise.all(
-    workers.map(
-      (worker) =>
-        new Promise<void>((ready, refuse) => {
-          worker.once('error', refuse);
-          worker.once('message', () => {
-            worker.off('error', refuse);
-            worker.on('error', fail);
-            worker.on('message', (outcome: ReplayOutcome) => {
-              load.set(worker, load.get(worker)! - 1);
-              const settle = waiting.get(outcome.job);
-              waiting.delete(outcome.job);
-              settle?.(outcome);
-              dispatch();
-            });
-            ready();
-          });
-        }),
-    ),
-  ).catch(async (error: unknown) => {
-    await Promise.all(workers.map((worker) => worker.terminate()));
-    throw error;
-  });
+  // This thread: its replayer is made on first use, from the modules the command already loads.
+  const own = import('./replay-job.ts').then(({ replayer }) => replayer(setup));
+  const ownSlot: Slot = {
+    load: 0,
+    capacity: 1,
+    send: (job) =>
+      void own.then(
+        (replay) => replay(job).then((outcome) => settle(ownSlot, outcome)),
+        (error: unknown) =>
+          settle(ownSlot, { job: job.id, failure: `the replayer could not start: ${error instanceof Error ? error.message : String(error)}` }),
+      ),
+  };
+  slots.push(ownSlot);
+
+  const entry = new URL('../../bin/replay-worker.mjs', import.meta.url);
+  const workers = Array.from({ length: Math.max(0, replayers - 1) }, () => new Worker(entry, { workerData: setup, env: setup.env }));
+  for (const worker of workers) {
+    const held = new Map<number, ReplayJob>();
+    const slot: Slot = {
+      load: 0,
+      capacity: 2,
+      send: (job) => {
+        held.set(job.id, job);
+        worker.postMessage(job);
+      },
+    };
+    worker.once('message', () => {
+      worker.on('message', (outcome: ReplayOutcome) => {
+        held.delete(outcome.job);
+        settle(slot, outcome);
+      });
+      slots.push(slot);
+      dispatch();
+    });
+    // A thread that fails: the runs it held go back to the queue, for the others.
+    worker.once('error', () => {
+      const at = slots.indexOf(slot);
+      if (at >= 0) slots.splice(at, 1);
+      queue.unshift(...held.values());
+      held.clear();
+      dispatch();
+    });
+  }
 
   return {
     replay(material) {
       const id = nextId++;
-      if (broken) return Promise.resolve({ job: id, failure: `a replay thread stopped: ${broken.message}` });
-      return new Promise((settle) => {
-        waiting.set(id, settle);
+      return new Promise((done) => {
+        waiting.set(id, done);
         queue.push({ id, material });
         dispatch();
       });

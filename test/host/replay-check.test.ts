@@ -105,20 +105,20 @@ describe('the replay check of a run in flight', () => {
   it('reproduces a run suspended on an ask on the build it started on, calling nothing', async () => {
     const platform = await newPlatform();
     const hostOf = replayHosts(config('Start a deploy.'), VARS);
-    const run = await suspendedRun(platform, { ...hostOf(null), operator: new ScriptedOperator(['ann', 'monday']) }, TRIAGE, { topic: 'billing' });
+    const run = await suspendedRun(platform, { ...(await hostOf(null)), operator: new ScriptedOperator(['ann', 'monday']) }, TRIAGE, { topic: 'billing' });
     expect(run.journal).toHaveLength(1);
-    expect(await checkReplay(platform, hostOf(null), run)).toEqual({ reproduces: true, entries: 1 });
+    expect(await checkReplay(platform, await hostOf(null), run)).toEqual({ reproduces: true, entries: 1 });
   });
 
   it("checks a run on its own source, whatever the prompt's file says now", async () => {
     const platform = await newPlatform();
     const hostOf = replayHosts(config('Start a deploy.'), VARS);
-    const run = await suspendedRun(platform, { ...hostOf(null), operator: new ScriptedOperator(['ann', 'monday']) }, TRIAGE, { topic: 'billing' });
+    const run = await suspendedRun(platform, { ...(await hostOf(null)), operator: new ScriptedOperator(['ann', 'monday']) }, TRIAGE, { topic: 'billing' });
     // The file now asks its first question otherwise: the run resumes on the source it started with, and reproduces.
     const edited = TRIAGE.replace("'Who owns '", "'Who is in charge of '");
-    expect(await checkReplay(platform, hostOf(null), run)).toEqual({ reproduces: true, entries: 1 });
+    expect(await checkReplay(platform, await hostOf(null), run)).toEqual({ reproduces: true, entries: 1 });
     // Had the run been on the edited source, its first step would differ: the source is what the check replays.
-    const verdict = await checkReplay(platform, hostOf(null), { ...run, source: edited });
+    const verdict = await checkReplay(platform, await hostOf(null), { ...run, source: edited });
     expect(verdict).toMatchObject({ reproduces: false, step: { chain: '0', seq: 1, section: 'Owner' } });
   });
 
@@ -126,12 +126,12 @@ describe('the replay check of a run in flight', () => {
     const platform = await newPlatform();
     const before = replayHosts(config('Start a deploy.'), VARS);
     const models = { provider: () => new ScriptedProvider([{ content: 'deploy api, then check' }]) };
-    const run = await suspendedRun(platform, { ...before(null), models, operator: new ScriptedOperator(['yes']) }, DEPLOY, {});
+    const run = await suspendedRun(platform, { ...(await before(null)), models, operator: new ScriptedOperator(['yes']) }, DEPLOY, {});
     expect(run.journal.map((entry) => entry.request.op)).toEqual(['model.round']);
-    expect(await checkReplay(platform, before(null), run)).toEqual({ reproduces: true, entries: 1 });
+    expect(await checkReplay(platform, await before(null), run)).toEqual({ reproduces: true, entries: 1 });
 
     const after = replayHosts(config('Start a deploy and wait until it is live.'), VARS);
-    const verdict = await checkReplay(platform, after(null), run);
+    const verdict = await checkReplay(platform, await after(null), run);
     expect(verdict.reproduces).toBe(false);
     if (verdict.reproduces) return;
     expect(verdict.step).toMatchObject({ chain: '0', seq: 1 });
@@ -145,9 +145,9 @@ describe('the replay check of a run in flight', () => {
     const platform = await newPlatform();
     const before = replayHosts(config('Start a deploy.'), VARS);
     const models = { provider: () => new ScriptedProvider([{ content: 'ok' }]) };
-    const run = await suspendedRun(platform, { ...before(null), models, operator: new ScriptedOperator(['yes']) }, DEPLOY, {});
+    const run = await suspendedRun(platform, { ...(await before(null)), models, operator: new ScriptedOperator(['yes']) }, DEPLOY, {});
     const without = replayHosts(parseOk('public_url: https://runvil.example.com\n'), VARS);
-    const verdict = await checkReplay(platform, without(null), run);
+    const verdict = await checkReplay(platform, await without(null), run);
     expect(verdict).toMatchObject({ reproduces: false, step: { chain: '0', seq: 1 } });
     if (verdict.reproduces) return;
     expect(verdict.step.words).toMatch(/^the prompt now ends with error\[RequirementsUnmet\] .*acme\/deploy/s);
@@ -157,8 +157,8 @@ describe('the replay check of a run in flight', () => {
   it("says so when the run's own source no longer parses", async () => {
     const platform = await newPlatform();
     const hostOf = replayHosts(config('Start a deploy.'), VARS);
-    const run = await suspendedRun(platform, { ...hostOf(null), operator: new ScriptedOperator(['ann', 'monday']) }, TRIAGE, { topic: 'billing' });
-    const verdict = await checkReplay(platform, hostOf(null), { ...run, source: TRIAGE.replace('runvil: 0', 'runvil: 9') });
+    const run = await suspendedRun(platform, { ...(await hostOf(null)), operator: new ScriptedOperator(['ann', 'monday']) }, TRIAGE, { topic: 'billing' });
+    const verdict = await checkReplay(platform, await hostOf(null), { ...run, source: TRIAGE.replace('runvil: 0', 'runvil: 9') });
     expect(verdict).toMatchObject({ reproduces: false, step: { chain: null, seq: null } });
     if (!verdict.reproduces) expect(verdict.step.words).toMatch(/^the run's own prompt source no longer parses on this build: \d+:\d+: invalid frontmatter/);
   });
@@ -168,9 +168,9 @@ describe('the replay check on a build whose Lua runtime differs', () => {
   it('names the first step a changed builtin alters, and passes the runs that never reach it', async () => {
     const platform = await newPlatform();
     const hostOf = replayHosts(config('Start a deploy.'), VARS);
-    const run = await suspendedRun(platform, { ...hostOf(null), operator: new ScriptedOperator(['ann', 'monday']) }, TRIAGE, { topic: 'billing' });
+    const run = await suspendedRun(platform, { ...(await hostOf(null)), operator: new ScriptedOperator(['ann', 'monday']) }, TRIAGE, { topic: 'billing' });
     const plain = TRIAGE.replace('json.encode({ topic = args.topic })', 'args.topic');
-    const untouched = await suspendedRun(platform, { ...hostOf(null), operator: new ScriptedOperator(['ann', 'monday']) }, plain, { topic: 'billing' });
+    const untouched = await suspendedRun(platform, { ...(await hostOf(null)), operator: new ScriptedOperator(['ann', 'monday']) }, plain, { topic: 'billing' });
 
     // A test-only build: json.encode adds a space to every text it makes. The Engine's modules
     // are loaded again over it, with a platform of their own.
@@ -184,7 +184,7 @@ describe('the replay check on a build whose Lua runtime differs', () => {
       const check = await import('../../src/host/replay-check.ts');
       const hosts = await import('../../src/cli/replay-host.ts');
       const platformC = await engine.LuaPlatform.create(() => new wasmoon.LuaFactory());
-      const hostC = hosts.replayHosts(config('Start a deploy.'), VARS)(null);
+      const hostC = await hosts.replayHosts(config('Start a deploy.'), VARS)(null);
       const verdict = await check.checkReplay(platformC, hostC, run);
       expect(verdict.reproduces).toBe(false);
       if (!verdict.reproduces) {
