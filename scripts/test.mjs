@@ -40,12 +40,12 @@ const STEPS = [
   { name: 'typecheck', command: 'npm run --silent typecheck', limit: 10 * MINUTE, cpu: 36 },
   { name: 'format', command: 'npm run --silent format:check', limit: 5 * MINUTE, cpu: 19 },
   { name: 'cycles', command: 'npm run --silent check:cycles', limit: 5 * MINUTE, cpu: 12 },
-  { name: 'node', command: 'npm run --silent test:node', limit: 20 * MINUTE, cpu: 150 },
+  { name: 'node', command: 'npm run --silent test:node', limit: 20 * MINUTE, cpu: 160 },
   // --entry-timeout: the default, 60 s of wall clock per section entry, is a bound for a
   // user's run; with both cores busy an entry of a few CPU seconds (var-size-limit's
   // rewriting-under-the-cap) took longer, and no prompt test expects that limit.
   { name: 'prompts', command: 'node bin/runvil.mjs test test/prompts --entry-timeout 600', limit: 10 * MINUTE, cpu: 16 },
-  { name: 'workers', command: 'npm run --silent test:workers', limit: 25 * MINUTE, cpu: 150 },
+  { name: 'workers', command: 'npm run --silent test:workers', limit: 25 * MINUTE, cpu: 230 },
   { name: 'browser', command: 'npm run --silent test:browser', limit: 15 * MINUTE, cpu: 64 },
   // Then streaming on the real local server with loopback model servers (issue 30).
   { name: 'e2e', command: 'npm run --silent e2e && node scripts/e2e-stream.mjs', limit: 12 * MINUTE, cpu: 62 },
