@@ -76,6 +76,8 @@ interface RawPack {
   trusted?: boolean;
   tools?: RawTool[];
   pin?: string;
+  /** An MCP Pack's: how long a call its server makes a task may wait on it. */
+  timeout?: number;
 }
 
 interface RawNotify {
@@ -179,6 +181,13 @@ function readPack(name: string, raw: RawPack, report: Report): ConfiguredPack | 
     );
     ok = false;
   }
+  if (raw.timeout !== undefined && !raw.mcp) {
+    report(
+      [...at, 'timeout'],
+      `\`${pathText([...at, 'timeout'])}\`: a Pack's \`timeout\` bounds an MCP server's tasks; an http Pack's tools each give their own \`timeout\``,
+    );
+    ok = false;
+  }
   if (raw.mcp) {
     if (raw.tools !== undefined) {
       report([...at, 'tools'], `${where}: an MCP Pack's tools come from its server's tools/list; \`tools\` belongs to an \`http\` Pack`);
@@ -203,7 +212,8 @@ function readPack(name: string, raw: RawPack, report: Report): ConfiguredPack | 
       }
     }
     if (url === null || !ok) return null;
-    return { fqName: name, description, trusted, source: { kind: 'mcp', url, headers, ...(raw.pin !== undefined ? { pin: raw.pin } : {}) } };
+    const bounds = { ...(raw.pin !== undefined ? { pin: raw.pin } : {}), ...(raw.timeout !== undefined ? { timeoutSeconds: raw.timeout } : {}) };
+    return { fqName: name, description, trusted, source: { kind: 'mcp', url, headers, ...bounds } };
   }
   if (raw.http) {
     const url = requiredUrl(raw.http.url, [...at, 'http'], report);

@@ -2,9 +2,9 @@
 "use strict";
 export const validate = validate10;
 export default validate10;
-const schema11 = {"$comment":"The shape of runvil.yaml, the deployment's configuration (DESIGN.md Part 2, \"The deployment's configuration\"; docs/packs.md). scripts/gen-validators.mjs compiles it to runvil-config-validator.generated.js; run `npm run gen` after editing. `description` on a node is how a message names what the value must be; src/cli/yaml-shape.ts turns the validator's errors into file:line:column messages. The rules no schema states (mcp or http, a Pack's name, secrets as ${NAME}, structured output on a trusted Pack only, a trigger's name, secret, events and paths) are checked in src/config/parse-config.ts; `mcp:` in mcp-config.ts.","$id":"runvil-config","type":"object","additionalProperties":false,"description":"a map","properties":{"public_url":{"$ref":"#/$defs/text"},"packs":{"type":"object","additionalProperties":{"$ref":"#/$defs/pack"},"description":"a map of Pack name (vendor/name) to Pack"},"notify":{"type":"array","items":{"$ref":"#/$defs/notify"},"description":"a list of notification endpoints"},"triggers":{"type":"object","additionalProperties":{"$ref":"#/$defs/trigger"},"description":"a map of trigger name to trigger"},"mcp":{"type":"object","additionalProperties":false,"properties":{"tools":{"type":"object","additionalProperties":{"type":"string","description":"a prompt's name"},"description":"a map of MCP tool name to prompt name"},"resources":{"type":"object","additionalProperties":{"type":"object","additionalProperties":false,"description":"a map with prompt and, optionally, name, description, mime_type and encoding","properties":{"prompt":{"$ref":"#/$defs/text"},"name":{"$ref":"#/$defs/text"},"description":{"$ref":"#/$defs/text"},"mime_type":{"$ref":"#/$defs/text"},"encoding":{"$ref":"#/$defs/text"}}},"description":"a map of resource URI (or URI template) to the prompt that serves it"}},"description":"a map with `tools` (MCP tool name -> prompt) and `resources` (URI -> prompt)"}},"$defs":{"text":{"type":"string","description":"a text"},"boolean":{"type":"boolean","description":"true or false"},"texts":{"type":"array","items":{"$ref":"#/$defs/text"},"description":"a list of texts"},"pack":{"type":"object","additionalProperties":false,"description":"a map with mcp or http","properties":{"description":{"$ref":"#/$defs/text"},"mcp":{"$ref":"#/$defs/mcp"},"http":{"$ref":"#/$defs/http"},"trusted":{"$ref":"#/$defs/boolean"},"tools":{"type":"array","items":{"$ref":"#/$defs/tool"},"description":"a list of tools"},"pin":{"type":"string","description":"a digest of the MCP server's tools (sha256:...)"}}},"mcp":{"type":"object","additionalProperties":false,"description":"a map with url and, optionally, headers","properties":{"url":{"$ref":"#/$defs/text"},"headers":{"type":"object","additionalProperties":{"$ref":"#/$defs/text"},"description":"a map of header name to text"}}},"http":{"type":"object","additionalProperties":false,"description":"a map with url and secret","properties":{"url":{"$ref":"#/$defs/text"},"secret":{"$ref":"#/$defs/text"}}},"tool":{"type":"object","additionalProperties":false,"description":"a map","properties":{"name":{"$ref":"#/$defs/text"},"description":{"$ref":"#/$defs/text"},"parameters":{"type":"object","description":"a JSON Schema (a map)"},"output":{"enum":["plain","structured"],"description":"plain or structured"},"timeout":{"type":"integer","minimum":1,"maximum":2592000,"description":"a whole number of seconds from 1 to 2592000 (30 days)"}}},"notify":{"type":"object","additionalProperties":false,"description":"a map with url and secret","properties":{"url":{"$ref":"#/$defs/text"},"secret":{"$ref":"#/$defs/text"},"events":{"type":"array","items":{"enum":["ask.created","ask.closed","run.completed","run.failed","run.cancelled"],"description":"one of ask.created, ask.closed, run.completed, run.failed, run.cancelled"},"description":"a list of event types"},"prompts":{"$ref":"#/$defs/texts"}}},"trigger":{"type":"object","additionalProperties":false,"description":"a map with prompt, from and secret","properties":{"prompt":{"$ref":"#/$defs/text"},"from":{"enum":["github","stripe","slack","standard"],"description":"one of github, stripe, slack, standard"},"secret":{"$ref":"#/$defs/text"},"events":{"$ref":"#/$defs/texts"},"args":{"type":"object","additionalProperties":{"type":"string","description":"a JSON path (RFC 9535), such as $.issue.title"},"description":"a map of arg name to JSON path"}}}}};
+const schema11 = {"$comment":"The shape of runvil.yaml, the deployment's configuration (DESIGN.md Part 2, \"The deployment's configuration\"; docs/packs.md). scripts/gen-validators.mjs compiles it to runvil-config-validator.generated.js; run `npm run gen` after editing. `description` on a node is how a message names what the value must be; src/cli/yaml-shape.ts turns the validator's errors into file:line:column messages. The rules no schema states (mcp or http, a Pack's name, secrets as ${NAME}, structured output on a trusted Pack only, a trigger's name, secret, events and paths) are checked in src/config/parse-config.ts; `mcp:` in mcp-config.ts.","$id":"runvil-config","type":"object","additionalProperties":false,"description":"a map","properties":{"public_url":{"$ref":"#/$defs/text"},"packs":{"type":"object","additionalProperties":{"$ref":"#/$defs/pack"},"description":"a map of Pack name (vendor/name) to Pack"},"notify":{"type":"array","items":{"$ref":"#/$defs/notify"},"description":"a list of notification endpoints"},"triggers":{"type":"object","additionalProperties":{"$ref":"#/$defs/trigger"},"description":"a map of trigger name to trigger"},"mcp":{"type":"object","additionalProperties":false,"properties":{"tools":{"type":"object","additionalProperties":{"type":"string","description":"a prompt's name"},"description":"a map of MCP tool name to prompt name"},"resources":{"type":"object","additionalProperties":{"type":"object","additionalProperties":false,"description":"a map with prompt and, optionally, name, description, mime_type and encoding","properties":{"prompt":{"$ref":"#/$defs/text"},"name":{"$ref":"#/$defs/text"},"description":{"$ref":"#/$defs/text"},"mime_type":{"$ref":"#/$defs/text"},"encoding":{"$ref":"#/$defs/text"}}},"description":"a map of resource URI (or URI template) to the prompt that serves it"}},"description":"a map with `tools` (MCP tool name -> prompt) and `resources` (URI -> prompt)"}},"$defs":{"text":{"type":"string","description":"a text"},"boolean":{"type":"boolean","description":"true or false"},"texts":{"type":"array","items":{"$ref":"#/$defs/text"},"description":"a list of texts"},"pack":{"type":"object","additionalProperties":false,"description":"a map with mcp or http","properties":{"description":{"$ref":"#/$defs/text"},"mcp":{"$ref":"#/$defs/mcp"},"http":{"$ref":"#/$defs/http"},"trusted":{"$ref":"#/$defs/boolean"},"tools":{"type":"array","items":{"$ref":"#/$defs/tool"},"description":"a list of tools"},"pin":{"type":"string","description":"a digest of the MCP server's tools (sha256:...)"},"timeout":{"type":"integer","minimum":1,"maximum":2592000,"description":"a whole number of seconds from 1 to 2592000 (30 days)"}}},"mcp":{"type":"object","additionalProperties":false,"description":"a map with url and, optionally, headers","properties":{"url":{"$ref":"#/$defs/text"},"headers":{"type":"object","additionalProperties":{"$ref":"#/$defs/text"},"description":"a map of header name to text"}}},"http":{"type":"object","additionalProperties":false,"description":"a map with url and secret","properties":{"url":{"$ref":"#/$defs/text"},"secret":{"$ref":"#/$defs/text"}}},"tool":{"type":"object","additionalProperties":false,"description":"a map","properties":{"name":{"$ref":"#/$defs/text"},"description":{"$ref":"#/$defs/text"},"parameters":{"type":"object","description":"a JSON Schema (a map)"},"output":{"enum":["plain","structured"],"description":"plain or structured"},"timeout":{"type":"integer","minimum":1,"maximum":2592000,"description":"a whole number of seconds from 1 to 2592000 (30 days)"}}},"notify":{"type":"object","additionalProperties":false,"description":"a map with url and secret","properties":{"url":{"$ref":"#/$defs/text"},"secret":{"$ref":"#/$defs/text"},"events":{"type":"array","items":{"enum":["ask.created","ask.closed","run.completed","run.failed","run.cancelled"],"description":"one of ask.created, ask.closed, run.completed, run.failed, run.cancelled"},"description":"a list of event types"},"prompts":{"$ref":"#/$defs/texts"}}},"trigger":{"type":"object","additionalProperties":false,"description":"a map with prompt, from and secret","properties":{"prompt":{"$ref":"#/$defs/text"},"from":{"enum":["github","stripe","slack","standard"],"description":"one of github, stripe, slack, standard"},"secret":{"$ref":"#/$defs/text"},"events":{"$ref":"#/$defs/texts"},"args":{"type":"object","additionalProperties":{"type":"string","description":"a JSON path (RFC 9535), such as $.issue.title"},"description":"a map of arg name to JSON path"}}}}};
 const schema12 = {"type":"string","description":"a text"};
-const schema13 = {"type":"object","additionalProperties":false,"description":"a map with mcp or http","properties":{"description":{"$ref":"#/$defs/text"},"mcp":{"$ref":"#/$defs/mcp"},"http":{"$ref":"#/$defs/http"},"trusted":{"$ref":"#/$defs/boolean"},"tools":{"type":"array","items":{"$ref":"#/$defs/tool"},"description":"a list of tools"},"pin":{"type":"string","description":"a digest of the MCP server's tools (sha256:...)"}}};
+const schema13 = {"type":"object","additionalProperties":false,"description":"a map with mcp or http","properties":{"description":{"$ref":"#/$defs/text"},"mcp":{"$ref":"#/$defs/mcp"},"http":{"$ref":"#/$defs/http"},"trusted":{"$ref":"#/$defs/boolean"},"tools":{"type":"array","items":{"$ref":"#/$defs/tool"},"description":"a list of tools"},"pin":{"type":"string","description":"a digest of the MCP server's tools (sha256:...)"},"timeout":{"type":"integer","minimum":1,"maximum":2592000,"description":"a whole number of seconds from 1 to 2592000 (30 days)"}}};
 const schema21 = {"type":"boolean","description":"true or false"};
 const schema15 = {"type":"object","additionalProperties":false,"description":"a map with url and, optionally, headers","properties":{"url":{"$ref":"#/$defs/text"},"headers":{"type":"object","additionalProperties":{"$ref":"#/$defs/text"},"description":"a map of header name to text"}}};
 
@@ -265,7 +265,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!((((((key0 === "description") || (key0 === "mcp")) || (key0 === "http")) || (key0 === "trusted")) || (key0 === "tools")) || (key0 === "pin"))){
+if(!(((((((key0 === "description") || (key0 === "mcp")) || (key0 === "http")) || (key0 === "trusted")) || (key0 === "tools")) || (key0 === "pin")) || (key0 === "timeout"))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema13,data};
 if(vErrors === null){
 vErrors = [err0];
@@ -349,14 +349,49 @@ vErrors.push(err4);
 errors++;
 }
 }
-}
-else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.type,parentSchema:schema13,data};
+if(data.timeout !== undefined){
+let data7 = data.timeout;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err5 = {instancePath:instancePath+"/timeout",schemaPath:"#/properties/timeout/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema13.properties.timeout.type,parentSchema:schema13.properties.timeout,data:data7};
 if(vErrors === null){
 vErrors = [err5];
 }
 else {
 vErrors.push(err5);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 2592000 || isNaN(data7)){
+const err6 = {instancePath:instancePath+"/timeout",schemaPath:"#/properties/timeout/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000},message:"must be <= 2592000",schema:2592000,parentSchema:schema13.properties.timeout,data:data7};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data7 < 1 || isNaN(data7)){
+const err7 = {instancePath:instancePath+"/timeout",schemaPath:"#/properties/timeout/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema13.properties.timeout,data:data7};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.type,parentSchema:schema13,data};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 }

@@ -178,6 +178,18 @@ notify:
     expect(problems('packs:\n  acme/x: {}\n')[0]).toContain('needs `mcp` (an MCP server) or `http`');
   });
 
+  it("takes an MCP Pack's timeout: (how long a call its server makes a task may wait), a whole number of seconds, and no http Pack's", () => {
+    const pack = accepted('packs:\n  acme/x:\n    mcp: { url: https://x }\n    timeout: 600\n').packs.get('acme/x')!;
+    expect(pack.source.kind === 'mcp' && pack.source.timeoutSeconds).toBe(600);
+    const untimed = accepted('packs:\n  acme/x:\n    mcp: { url: https://x }\n').packs.get('acme/x')!;
+    expect(untimed.source.kind === 'mcp' && untimed.source.timeoutSeconds).toBeUndefined();
+    for (const bad of ['0', '-5', '1.5', '2592001', '"ten"'])
+      expect(problems(`packs:\n  acme/x:\n    mcp: { url: https://x }\n    timeout: ${bad}\n`)[0]).toContain('packs["acme/x"].timeout');
+    expect(problems('packs:\n  acme/d:\n    http: { url: https://x, secret: "${S}" }\n    tools: [{ name: a }]\n    timeout: 60\n')).toEqual([
+      "runvil.yaml:5:14: `packs[\"acme/d\"].timeout`: a Pack's `timeout` bounds an MCP server's tasks; an http Pack's tools each give their own `timeout`",
+    ]);
+  });
+
   it("takes an MCP Pack's pin:, the digest GET /packs shows, and refuses any other text or a pin on an http Pack", () => {
     const digest = `sha256:${'a1'.repeat(32)}`;
     const pack = accepted(`packs:\n  acme/x:\n    mcp: { url: https://x }\n    pin: ${digest}\n`).packs.get('acme/x')!;

@@ -14,8 +14,7 @@ import type { Json } from '../../src/json/json.ts';
 import { fixtureHost } from '../../src/fixture/fixture-host.ts';
 import { runOnHost } from '../../src/host/host.ts';
 import type { AskContext, Operator, OperatorAnswer } from '../../src/host/operator.ts';
-import { snapshotPacks } from '../../src/host/remote/configured-packs.ts';
-import { mcpPack } from '../../src/host/remote/mcp/mcp-pack.ts';
+import { snapshotPacks, snapshotPacksToPacks } from '../../src/host/remote/configured-packs.ts';
 import { nextPollAt, pollDelay, POLLS_BEFORE_BACKOFF, TASK_POLL_CEILING_MS, TASK_POLL_FLOOR_MS } from '../../src/host/remote/mcp/mcp-tasks.ts';
 import { clearMcpToolListCache } from '../../src/host/remote/mcp/mcp-tool-list.ts';
 import { parseDeploymentConfig } from '../../src/config/parse-config.ts';
@@ -43,31 +42,22 @@ function promptCalling(args: Json) {
 async function run(slot: string, args: Json, options: { operator?: Operator; timeoutSeconds?: number; signal?: AbortSignal } = {}): Promise<string> {
   clearMcpToolListCache();
   const prompt = promptCalling(args);
-  const parsed = parseDeploymentConfig(`packs:\n  acme/tasks:\n    mcp: { url: "${server.url(slot)}" }\n`);
+  const parsed = parseDeploymentConfig(`packs:\n  acme/tasks:\n    mcp: { url: "${server.url(slot)}" }\n    timeout: ${options.timeoutSeconds ?? 60}\n`);
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
-  const [snapshot] = await snapshotPacks(parsed.config, prompt, {});
-  const pack = mcpPack(
-    {
-      fqName: 'acme/tasks',
-      description: '',
-      trusted: false,
-      source: { kind: 'mcp', url: server.url(slot), headers: new Map(), timeoutSeconds: options.timeoutSeconds ?? 60 },
-    },
-    snapshot!.tools,
-    {},
-  );
+  // The Pack as a run keeps it: runvil.yaml's timeout: travels with its snapshot.
+  const [pack] = snapshotPacksToPacks(await snapshotPacks(parsed.config, prompt, {}), {});
   const base = fixtureHost({}, [], []);
   const operator = options.operator ?? { ask: async () => ({ ok: false, message: 'nobody answers' }) as OperatorAnswer };
   try {
     const outcome = await runOnHost(
       await newPlatform(),
-      { ...base, operator, packs: [...base.packs, pack] },
+      { ...base, operator, packs: [...base.packs, pack!] },
       { prompt, ...(options.signal ? { signal: options.signal } : {}) },
     );
     if (outcome.status !== 'completed') return `${outcome.status}: ${outcome.error.message}`;
     return /<untrusted_input_[0-9a-f]+>\n([^]*)\n<\/untrusted_input_/.exec(outcome.result)?.[1] ?? outcome.result;
   } finally {
-    await pack.dispose();
+    await pack!.dispose();
   }
 }
 

@@ -25,7 +25,8 @@ export interface PackSnapshot {
   fqName: string;
   description: string;
   trusted: boolean;
-  mcp: { url: string; headers: [string, string][] };
+  /** Its server; `timeout_seconds`, runvil.yaml's `timeout:` (how long a call may wait on a task), when it gives one. */
+  mcp: { url: string; headers: [string, string][]; timeout_seconds?: number };
   tools: McpToolList;
 }
 
@@ -66,7 +67,12 @@ export function snapshotPacksToPacks(
         fqName: snapshot.fqName,
         description: snapshot.description,
         trusted: snapshot.trusted,
-        source: { kind: 'mcp', url: snapshot.mcp.url, headers: new Map(snapshot.mcp.headers) },
+        source: {
+          kind: 'mcp',
+          url: snapshot.mcp.url,
+          headers: new Map(snapshot.mcp.headers),
+          ...(snapshot.mcp.timeout_seconds !== undefined ? { timeoutSeconds: snapshot.mcp.timeout_seconds } : {}),
+        },
       },
       snapshot.tools,
       vars,
@@ -139,7 +145,13 @@ export async function reportConfiguredPacks(
 
 function describe(pack: ConfiguredPack): Omit<PackSnapshot, 'tools'> {
   if (pack.source.kind !== 'mcp') throw new Error(`${pack.fqName} is not an MCP Pack`);
-  return { fqName: pack.fqName, description: pack.description, trusted: pack.trusted, mcp: { url: pack.source.url, headers: [...pack.source.headers] } };
+  const timeout = pack.source.timeoutSeconds;
+  return {
+    fqName: pack.fqName,
+    description: pack.description,
+    trusted: pack.trusted,
+    mcp: { url: pack.source.url, headers: [...pack.source.headers], ...(timeout !== undefined ? { timeout_seconds: timeout } : {}) },
+  };
 }
 
 /** What accepting a Pack's tools as they are now did, or why it could not. */
