@@ -30,7 +30,7 @@
  * on /mcp with OAuth through the consent page, with the SDK's own OAuth client
  * (scripts/e2e-oauth.mjs). Offline; state in a fresh directory.
  */
-import { execFile, spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -470,7 +470,5 @@ try {
   await stopMcpServer().catch(() => undefined);
   rmSync(stateDir, { recursive: true, force: true });
   for (const file of [configFile, scriptFile, promptFile]) rmSync(file, { force: true });
-  // The build wrote the test's configuration into the Worker's bundle module: write back the project's own.
   delete process.env.RUNVIL_CONFIG;
-  spawnSync(process.execPath, ['--import', 'tsx', join(root, 'scripts/bundle-config.mjs')], { cwd: root, stdio: 'inherit' });
 }

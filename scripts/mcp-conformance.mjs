@@ -28,7 +28,7 @@
  * fs.globSync). Offline; state in a fresh directory; the scenarios' checks.json are kept in
  * .wrangler/mcp-conformance/.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer, request } from 'node:http';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -162,7 +162,5 @@ try {
   await proxy?.close();
   await killLocalServer(server).catch(() => undefined);
   rmSync(stateDir, { recursive: true, force: true });
-  // The build wrote the test's configuration into the Worker's bundle module: write back the project's own.
   delete process.env.RUNVIL_CONFIG;
-  spawnSync(process.execPath, ['--import', 'tsx', join(root, 'scripts/bundle-config.mjs')], { cwd: root, stdio: 'inherit' });
 }
