@@ -191,6 +191,10 @@ describe('a run with two asks and a tool call, answered through the console', ()
     expect(await page.title()).toBe('completed · console-demo · Runvil');
     await expect.poll(() => page.textContent('#run-result')).toBe(`${MODEL_SUMMARY} Owner: ${ANSWER_1}. Ships: ${ANSWER_2}.`);
     expect(await page.locator('#run-asks').isVisible()).toBe(false);
+    // The build the run started on (issue 31): its id, the Engine, and the digests cut short.
+    expect(await page.textContent('#run-build')).toMatch(
+      /^[0-9a-f]{12} \(engine \d+\.\d+\.\d+, lua sha256:[0-9a-f]{8}, config sha256:[0-9a-f]{8}, prompt sha256:[0-9a-f]{8}\)$/,
+    );
 
     const types = await page.locator('#timeline li').evaluateAll((items) => items.map((item) => item.getAttribute('data-type')));
     for (const type of [

@@ -74,6 +74,8 @@ export function RunPage(props: { runId: string }) {
         <dd id="run-created"></dd>
         <dt>Ended</dt>
         <dd id="run-ended">—</dd>
+        <dt>Build</dt>
+        <dd id="run-build" class="mono"></dd>
         <dt>Stream</dt>
         <dd id="run-live">connecting…</dd>
       </dl>

@@ -28,6 +28,7 @@ export const RUN = String.raw`  // ---- A run: outcome, asks, conversation, tool
       document.title = runView.status + ' · ' + runView.prompt + ' · Runvil';
       clear($('run-created')).appendChild(timeEl(runView.created_at));
       clear($('run-ended')).appendChild(timeEl(runView.ended_at));
+      showBuild(runView.build);
       var outcome = $('run-outcome');
       var outcomeBody = clear($('run-outcome-body'));
       outcome.hidden = !FINAL[runView.status];
@@ -51,6 +52,18 @@ export const RUN = String.raw`  // ---- A run: outcome, asks, conversation, tool
       });
       $('cancel-run').hidden = !!FINAL[runView.status] || !can('runs:start:' + runView.prompt);
       body.setAttribute('data-status', runView.status);
+    }
+    // The build the run started on: its id and the first digits of each digest, each in full on hover.
+    function showBuild(build) {
+      var where = $('run-build');
+      if (!build) {
+        where.textContent = 'not recorded (the run started before builds were kept)';
+        return;
+      }
+      var short = function (digest) { return digest.slice(0, 'sha256:'.length + 8); };
+      where.textContent = build.id + ' (engine ' + build.engine + ', lua ' + short(build.lua) + ', config ' + short(build.config) + ', prompt ' + short(build.prompt) + ')';
+      var packs = Object.keys(build.packs || {}).map(function (pack) { return pack + ' ' + build.packs[pack]; });
+      where.title = ['lua ' + build.lua, 'config ' + build.config, 'prompt ' + build.prompt].concat(packs).join('\n');
     }
     async function refresh() {
       show(await api('GET', '/runs/' + enc(id)));
