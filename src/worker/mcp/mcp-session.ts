@@ -32,6 +32,7 @@ import type { Env } from '../env.ts';
 import type { DoId, DoNamespace } from '../platform-types.ts';
 import { principalId, type Principal } from './mcp-caller.ts';
 import { mcpServer } from './mcp-server.ts';
+import { SessionEventStore } from './session-event-store.ts';
 import { SessionState, type PendingQuestion } from './session-state.ts';
 import { answerOn, raiseRequestIds, replayHandshake, standaloneStream, streamOf } from './session-transport.ts';
 
@@ -65,6 +66,9 @@ export function sessionNotFound(): Response {
 
 /** How long a call continued after a restart waits for the client to listen again (its standalone GET stream) before it is sent anyway. */
 export const LISTEN_WAIT_MS = 10_000;
+
+/** How long a client waits before it reconnects to a stream that closed (the priming event's `retry`). */
+export const RECONNECT_AFTER_MS = 1_000;
 
 /** A call's questions, from its `input_required` until the SDK's shim sends them. */
 interface Asking {
@@ -126,17 +130,22 @@ export class McpSession extends DurableObject<Env> implements McpSessionApi {
     return this.restoring;
   }
 
+  /** Each stream's events, kept so that a client resumes a call's stream with `Last-Event-ID` (session-event-store.ts). */
+  private readonly events = new SessionEventStore(this.ctx.storage);
   /** True when the transport keeps each stream's events, so a client resumes a call's stream with `Last-Event-ID`. */
-  private readonly resumable = false;
+  private readonly resumable = true;
 
   private async connect(principal: Principal) {
     this.listening = signal();
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => this.ctx.id.toString(),
+      eventStore: this.events,
+      retryInterval: RECONNECT_AFTER_MS,
       onsessionclosed: () => {
         this.transport = null;
         this.owner = null;
         this.state.close();
+        this.events.clear();
       },
     });
     const server = await mcpServer(this.env, principal, {
