@@ -15,7 +15,7 @@ import type { CallRecord } from '../../src/host/tool-calls.ts';
 import { clearMcpToolListCache } from '../../src/host/remote/mcp/mcp-tool-list.ts';
 import { replaceDeploymentConfig } from '../../src/worker/deployment/deployment.ts';
 import type { TasksLog } from '../support/tasks-mcp.ts';
-import { call, getRun, json, settled, testEnv, until } from './app/client.ts';
+import { call, getRun, json, testEnv, until } from './app/client.ts';
 import { armFault, dropObjects } from './app/test-worker.ts';
 
 vi.setConfig({ testTimeout: 40_000 });
@@ -71,7 +71,10 @@ async function start(slot: string, job: object, before = false): Promise<string>
 const stubOf = (runId: string) => testEnv.RUNS.get(testEnv.RUNS.idFromString(runId)) as unknown as object;
 
 type Storage = {
-  storage: { kv: { get(key: string): unknown; put(key: string, value: unknown): void; list(options: { prefix: string }): Iterable<[string, unknown]> } };
+  storage: {
+    setAlarm(at: number): Promise<void>;
+    kv: { get(key: string): unknown; put(key: string, value: unknown): void; list(options: { prefix: string }): Iterable<[string, unknown]> };
+  };
 };
 
 /** The run's call records, read from its storage. */
@@ -81,16 +84,23 @@ async function calls(runId: string): Promise<CallRecord[]> {
   );
 }
 
-/** Fake time for the polls: makes every task's next poll due now, then runs the run object's alarm. */
+/**
+ * Fake time for the polls: makes every task's next poll due now, then runs the run object's
+ * alarm (set first: one that was running a moment ago has none set until it ends).
+ */
 async function pollNow(runId: string): Promise<void> {
-  await runInDurableObject(stubOf(runId), (_instance: unknown, state: Storage) => {
+  await runInDurableObject(stubOf(runId), async (_instance: unknown, state: Storage) => {
     for (const [key, record] of state.storage.kv.list({ prefix: 'call:' })) {
       const call = record as CallRecord;
       if (call.task && call.state === 'waiting') state.storage.kv.put(key, { ...call, task: { ...call.task, next_poll_at: 0 } });
     }
+    await state.storage.setAlarm(Date.now() + 3_600_000);
   });
-  await runDurableObjectAlarm(stubOf(runId));
+  expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
 }
+
+/** The run once it has ended: one not in memory when its task ends is replayed, and reads as suspended until the replay runs. */
+const finished = (runId: string) => until(runId, (view) => view.status === 'completed' || view.status === 'failed' || view.status === 'cancelled');
 
 const waitsOnTask = (runId: string) =>
   until(runId, (view) => view.status === 'suspended' && view.pending.some((entry) => (entry as { kind?: string }).kind === 'tool'));
@@ -111,7 +121,7 @@ describe('a call its MCP server makes a task, in the run object', () => {
     await pollNow(runId);
     await dropObjects();
     await pollNow(runId);
-    expect(await settled(runId)).toMatchObject({ status: 'completed', result: expect.stringContaining('job done after 2 polls') });
+    expect(await finished(runId)).toMatchObject({ status: 'completed', result: expect.stringContaining('job done after 2 polls') });
     const log = await tasksLog(origin, 'w-polls');
     // Sent once, whatever the evictions; polled three times, by the test's alarms alone.
     expect(log.calls).toBe(1);
@@ -133,7 +143,7 @@ describe('a call its MCP server makes a task, in the run object', () => {
     await pollNow(runId);
     await pollNow(runId);
     await pollNow(runId);
-    expect(await settled(runId)).toMatchObject({ status: 'completed', result: expect.stringContaining('report for Ada') });
+    expect(await finished(runId)).toMatchObject({ status: 'completed', result: expect.stringContaining('report for Ada') });
   });
 
   it('cancels the task when the run is cancelled', async () => {
@@ -156,7 +166,7 @@ describe('a call its MCP server makes a task, in the run object', () => {
         state.storage.kv.put(key, { ...(record as CallRecord), deadline: new Date(0).toISOString() });
     });
     await runDurableObjectAlarm(stubOf(runId));
-    expect((await settled(runId)).result).toContain(
+    expect((await finished(runId)).result).toContain(
       "failed: tool call failure: tasks/job: the MCP server's task did not end within 3600 s (the Pack's timeout); it was cancelled",
     );
     for (let i = 0; i < 200 && (await tasksLog(origin, 'w-forever')).cancels.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
@@ -168,7 +178,7 @@ describe('a call its MCP server makes a task, in the run object', () => {
     const runId = await start('w-garbage', { attack: 'garbage', ...SLOW });
     await waitsOnTask(runId);
     await pollNow(runId);
-    expect((await settled(runId)).result).toContain(
+    expect((await finished(runId)).result).toContain(
       "failed: tool call failure: tasks/job: the MCP server's task could not be followed: tasks/get answered something that is not a task",
     );
   });
@@ -195,7 +205,7 @@ describe('the fault matrix: memory dropped right after each journaled effect of 
         await pollNow(runId);
         await pollNow(runId);
       }
-      const view = await settled(runId);
+      const view = await finished(runId);
       expect(view.status).toBe('completed');
       expect(view.result).toMatch(/^Ada: /);
       expect(view.result).toContain('job done after 1 polls');

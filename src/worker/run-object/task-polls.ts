@@ -10,7 +10,7 @@
  */
 import type { ConfigVars } from '../../host/remote/mcp/mcp-pack.ts';
 import { mcpEndpoint, mcpToolManifests } from '../../host/remote/mcp/mcp-pack.ts';
-import { cancelTask, pollTask, type TaskReach } from '../../host/remote/mcp/mcp-tasks.ts';
+import { cancelTask, nextPollAt, pollTask, type TaskReach } from '../../host/remote/mcp/mcp-tasks.ts';
 import type { CallRecord } from '../../host/tool-calls.ts';
 import { storedLedgers } from '../waits/stored-waits.ts';
 import type { LiveRun } from './live-run.ts';
@@ -37,11 +37,11 @@ export async function pollDueTasks(seams: TaskPollSeams, now: number): Promise<v
   }
   for (const record of state.calls()) {
     if (!record.task || record.task.cancel_sent || (record.state !== 'closed' && record.state !== 'expired')) continue;
+    // Asked once, and marked before it is sent: an alarm that runs meanwhile does not ask again, and a server that
+    // cannot be reached now does not keep the alarm coming back for a task nobody waits on.
+    state.putCall({ ...record, task: { ...record.task, cancel_sent: true } });
     const reach = reachOf(state, record, seams.vars);
     if (reach) await cancelTask(record.task, reach);
-    // Asked once: a server that cannot be reached now would keep the alarm coming back for a task nobody waits on.
-    const latest = state.call(record.call_id);
-    if (latest?.task) state.putCall({ ...latest, task: { ...latest.task, cancel_sent: true } });
   }
 }
 
@@ -61,6 +61,8 @@ export function nextTaskDuty(state: RunState, now: number): number | null {
 
 async function pollOne(seams: TaskPollSeams, record: CallRecord, now: number): Promise<void> {
   const { state } = seams;
+  // The next poll is not due while this one is out: an alarm that runs meanwhile does not poll the task again.
+  state.putCall({ ...record, task: { ...record.task!, next_poll_at: nextPollAt(record.task!, now, Date.parse(record.deadline)) } });
   const reach = reachOf(state, record, seams.vars);
   const step = reach
     ? await pollTask(record.task!, reach, now, Date.parse(record.deadline))
