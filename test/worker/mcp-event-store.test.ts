@@ -11,7 +11,8 @@ import { describe, expect, it } from 'vitest';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { MAX_EVENT_CHARS, MAX_EVENTS, MAX_STORED_CHARS, SessionEventStore } from '../../src/worker/mcp/session-event-store.ts';
 import type { DoStorage } from '../../src/worker/platform-types.ts';
-import { testEnv } from './app/client.ts';
+import { API_TOKEN, call, json, testEnv } from './app/client.ts';
+import { appFetch } from './mcp/mcp-client.ts';
 import { mcpSessions } from '../../src/worker/mcp/mcp-session.ts';
 
 /** Runs `body` on the storage of a fresh session object. */
@@ -81,12 +82,14 @@ describe("a session's event store", () => {
   });
 
   it.each([
-    ['a forged id', '123456'],
+    ['a forged id', '0123456789abcdef-0'],
+    ['a bare sequence number', '0'],
     ['a negative id', '-1'],
     ['an id with a suffix', '0_standalone'],
     ['a number past the format', '1'.repeat(16)],
     ['an empty id', ''],
     ['a path', '../0'],
+    ['a salt of upper-case digits', 'ABCDEF0123456789-0'],
     ['an exponent', '1e3'],
   ])('names nothing for %s', async (_, lastEventId) => {
     await onSessionStorage(async (storage) => {
@@ -106,11 +109,100 @@ describe("a session's event store", () => {
     });
     await onSessionStorage(async (storage) => {
       const store = new SessionEventStore(storage);
-      await store.storeEvent('s', note(1));
+      const mine = await store.storeEvent('s', note(1));
+      await store.storeEvent('s', note(2));
+      await store.storeEvent('s', note(3));
+      // The same sequence number, another session's salt.
+      expect(theirs.slice(17)).toBe('2');
       expect(await store.getStreamIdForEventId(theirs)).toBeUndefined();
+      expect(await store.getStreamIdForEventId(`${mine.slice(0, 16)}-2`)).toBe('s');
       store.clear();
-      expect(await store.getStreamIdForEventId('0')).toBeUndefined();
-      expect(await store.storeEvent('s', note(1))).toBe('0');
+      expect(await store.getStreamIdForEventId(mine)).toBeUndefined();
+      const fresh = await store.storeEvent('s', note(1));
+      expect(fresh).toMatch(/^[0-9a-f]{16}-0$/);
+      expect(fresh.slice(0, 16)).not.toBe(theirs.slice(0, 16));
     });
+  });
+});
+
+describe('a client resuming a stream over HTTP', () => {
+  const base = { authorization: `Bearer ${API_TOKEN}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+
+  /** Opens a 2025-11-25 session with raw requests; its id. */
+  async function openSession(): Promise<string> {
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    };
+    const opened = await appFetch('https://runvil.test/mcp', { method: 'POST', headers: base, body: JSON.stringify(initialize) });
+    const session = opened.headers.get('mcp-session-id')!;
+    await opened.text();
+    const headers = { ...base, 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' };
+    await (
+      await appFetch('https://runvil.test/mcp', { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })
+    ).text();
+    return session;
+  }
+
+  const headersOf = (session: string, lastEventId?: string) => ({
+    ...base,
+    'mcp-session-id': session,
+    'mcp-protocol-version': '2025-11-25',
+    ...(lastEventId !== undefined ? { 'last-event-id': lastEventId } : {}),
+  });
+
+  /** The `id:` and `data:` of each event of an SSE text. */
+  const eventsOf = (text: string) =>
+    text
+      .split('\n\n')
+      .filter((frame) => frame.includes('id: '))
+      .map((frame) => ({ id: /^id: (.*)$/m.exec(frame)![1]!, data: /^data: ?(.*)$/m.exec(frame)?.[1] ?? '' }));
+
+  it('gets a priming event with an id and a retry, and what followed it when it reconnects with that id', async () => {
+    const session = await openSession();
+    const pinged = await appFetch('https://runvil.test/mcp', {
+      method: 'POST',
+      headers: headersOf(session),
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'ping' }),
+    });
+    const text = await pinged.text();
+    expect(text).toMatch(/^id: [0-9a-f]{16}-\d+\nretry: 1000\ndata: ?\n/);
+    const [priming, answer] = eventsOf(text);
+    expect(JSON.parse(answer!.data)).toEqual({ jsonrpc: '2.0', id: 7, result: {} });
+    const resumed = await appFetch('https://runvil.test/mcp', { method: 'GET', headers: headersOf(session, priming!.id) });
+    expect(resumed.status).toBe(200);
+    expect(eventsOf(await resumed.text())).toEqual([answer]);
+  });
+
+  it.each([
+    ['forged', () => '0123456789abcdef-1'],
+    ['malformed', () => 'not-an-event-id'],
+    ['huge', () => '9'.repeat(10_000)],
+  ])('is refused with a Last-Event-ID that is %s', async (_, lastEventId) => {
+    const session = await openSession();
+    const resumed = await appFetch('https://runvil.test/mcp', { method: 'GET', headers: headersOf(session, lastEventId()) });
+    expect(resumed.status).toBe(400);
+    await resumed.text();
+  });
+
+  it("is refused with another session's event id, and another principal cannot use the session at all", async () => {
+    const theirs = await openSession();
+    const text = await (
+      await appFetch('https://runvil.test/mcp', { method: 'POST', headers: headersOf(theirs), body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }) })
+    ).text();
+    const [priming] = eventsOf(text);
+    const mine = await openSession();
+    const resumed = await appFetch('https://runvil.test/mcp', { method: 'GET', headers: headersOf(mine, priming!.id) });
+    expect(resumed.status).toBe(400);
+    await resumed.text();
+    const created = await json<{ key: string }>(await call('POST', '/keys', { body: { name: 'other', scopes: ['runs:read'] } }), 201);
+    const stranger = await appFetch('https://runvil.test/mcp', {
+      method: 'GET',
+      headers: { ...headersOf(theirs, priming!.id), authorization: `Bearer ${created.key}` },
+    });
+    expect(stranger.status).toBe(404);
+    await stranger.text();
   });
 });
