@@ -174,6 +174,18 @@ describe('a call its MCP server makes a task, in the run object', () => {
     expect((await calls(runId))[0]).toMatchObject({ state: 'expired', task: { cancel_sent: true } });
   });
 
+  it('ends the run with Limit when the task ends with a result far past the cap on one output', async () => {
+    const runId = await start('w-huge', { attack: 'huge-result', polls: 0, ...SLOW });
+    await waitsOnTask(runId);
+    await pollNow(runId);
+    const view = await finished(runId);
+    expect(view.status).toBe('failed');
+    expect(view.error).toMatchObject({
+      kind: 'Limit',
+      message: expect.stringContaining('the tool tasks/job of the Pack acme/tasks answered more than the cap'),
+    });
+  });
+
   it("fails the call with the server's own words when tasks/get answers garbage", async () => {
     const runId = await start('w-garbage', { attack: 'garbage', ...SLOW });
     await waitsOnTask(runId);
