@@ -146,6 +146,27 @@ describe('a call its MCP server makes a task, in the run object', () => {
     expect(await finished(runId)).toMatchObject({ status: 'completed', result: expect.stringContaining('report for Ada') });
   });
 
+  it("asks the task's input request of a run evicted before the poll found it: the alarm replays the run, which asks", async () => {
+    const runId = await start('w-asks-evicted', { ask: true, ...SLOW });
+    await waitsOnTask(runId);
+    await dropObjects();
+    await pollNow(runId);
+    const asking = await until(runId, (view) => view.pending.some((entry) => entry.ask_id !== undefined));
+    const ask = asking.pending.find((entry) => entry.ask_id !== undefined)!;
+    expect(ask.question).toBe('Who is the report for?');
+    await dropObjects();
+    await json(await call('POST', `/runs/${runId}/asks/${ask.ask_id}`, { body: { answer: { name: 'Eve' } } }), 200);
+    for (let i = 0; i < 400 && (await tasksLog(origin, 'w-asks-evicted')).updates.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    await waitsOnTask(runId);
+    await pollNow(runId);
+    await pollNow(runId);
+    await pollNow(runId);
+    expect(await finished(runId)).toMatchObject({ status: 'completed', result: expect.stringContaining('report for Eve') });
+    const log = await tasksLog(origin, 'w-asks-evicted');
+    expect(log.calls).toBe(1);
+    expect(log.updates.map((update) => update.inputResponses)).toEqual([{ who: { action: 'accept', content: { name: 'Eve' } } }]);
+  });
+
   it('cancels the task when the run is cancelled', async () => {
     const runId = await start('w-cancel', { forever: true, ...SLOW });
     await waitsOnTask(runId);
