@@ -7,6 +7,8 @@
  * its replay asks for fails with Determinism naming the step and both builds, the diverged
  * tool call never made.
  */
+// @ts-ignore -- the module's types come with the pool, not in tsconfig's types
+import { runInDurableObject } from 'cloudflare:test';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfiguredPack, DeploymentConfig } from '../../src/config/deployment-config.ts';
 import { canonicalConfig } from '../../src/config/config-canonical.ts';
@@ -14,7 +16,7 @@ import type { JournalEntry } from '../../src/engine/journal.ts';
 import { deploymentBuild, ENGINE_VERSION, type RunBuild } from '../../src/host/run-build.ts';
 import { EMPTY_CONFIG } from '../../src/config/deployment-config.ts';
 import { replaceDeploymentConfig } from '../../src/worker/deployment/deployment.ts';
-import { call, drive, getRun, json, kvRecord, settled, testEnv, until } from './app/client.ts';
+import { call, drive, getRun, json, kvRecord, settled, testEnv, until, type RunView } from './app/client.ts';
 import { armFault, dropObjects } from './app/test-worker.ts';
 import { performedBy } from './app/test-host.ts';
 import { GREET, WAITER } from './app/prompts.ts';
@@ -123,6 +125,38 @@ describe("a run's build", () => {
     const fork = await settled(forked.run_id);
     expect(fork.build).toMatchObject({ id: run.build!.id, lua: run.build!.lua, config: run.build!.config });
     expect(fork.build!.prompt).not.toBe(run.build!.prompt);
+  });
+});
+
+describe('a run started before runs recorded their build', () => {
+  it('shows build null in its view, its journal and its KV record, and still resumes and completes', async () => {
+    const run = await startSettled('waiter');
+    const stub = testEnv.RUNS.get(testEnv.RUNS.idFromString(run.run_id));
+    // The run as a Worker from before this change stored it: no build in its meta, no Pack digests.
+    await runInDurableObject(
+      stub,
+      (_instance: unknown, state: { storage: { kv: { get(key: string): any; put(key: string, value: unknown): void; delete(key: string): boolean } } }) => {
+        const { build: _build, ...meta } = state.storage.kv.get('meta');
+        state.storage.kv.put('meta', meta);
+        state.storage.kv.delete('build-packs');
+      },
+    );
+    await dropObjects();
+    expect((await getRun(run.run_id)).build).toBeNull();
+    expect((await json<{ build: unknown }>(await call('GET', `/runs/${run.run_id}/journal`), 200)).build).toBeNull();
+    const ended = await drive(run.run_id, ['later']);
+    expect(ended).toMatchObject({ status: 'completed', result: 'got later', build: null });
+    expect((await kvRecord(run.run_id)).build).toBeNull();
+    expect((await listedRow(run.run_id, 'completed')).build).toBeNull();
+  });
+
+  it('reads build null from a KV record written before builds were kept', async () => {
+    const runId = testEnv.RUNS.newUniqueId().toString();
+    const { build: _build, ...old } = (await getRun((await startSettled('greet')).run_id)) as RunView & { build: unknown };
+    await testEnv.RUNVIL_KV.put(`runs/${runId}/record`, JSON.stringify({ ...old, run_id: runId, args: {}, files: [], events: [] }));
+    const view = await getRun(runId);
+    expect(view.run_id).toBe(runId);
+    expect(view.build).toBeNull();
   });
 });
 
