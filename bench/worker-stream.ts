@@ -43,8 +43,8 @@ return models.get('writer'):infer('go')
 \`\`\`
 `;
 
-/** Reads server-sent messages (or raw chunks) and notes when each model piece arrived. */
-async function piecesArriving(body: ReadableStream<Uint8Array>, isPiece: (data: string) => boolean, onPiece: (at: number) => void): Promise<void> {
+/** Reads server-sent messages and notes when each model piece arrived (`pieces(data)`: how many a message holds). */
+async function piecesArriving(body: ReadableStream<Uint8Array>, pieces: (data: string) => number, onPiece: (at: number) => void): Promise<void> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
@@ -57,13 +57,16 @@ async function piecesArriving(body: ReadableStream<Uint8Array>, isPiece: (data: 
       const block = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
       const data = /^data: (.*)$/m.exec(block)?.[1];
-      if (data !== undefined && isPiece(data)) onPiece(performance.now());
+      if (data === undefined) continue;
+      const at = performance.now();
+      for (let n = pieces(data); n > 0; n--) onPiece(at);
     }
   }
 }
 
-const runvilPiece = (data: string) => data.includes('"type":"model_delta"') && !data.includes('"restart"');
-const straightPiece = (data: string) => data.includes('"content":"tok');
+// A model_delta may hold several pieces (those that arrived while the client was still reading the last chunk).
+const runvilPieces = (data: string) => (data.includes('"type":"model_delta"') && !data.includes('"restart"') ? (data.match(/tok\d+ /g)?.length ?? 0) : 0);
+const straightPieces = (data: string) => (data.includes('"content":"tok') ? 1 : 0);
 
 /** One reply read through the local server (`?stream=1`) or straight: when the first piece arrived after the release, and each piece's arrival. */
 async function oneReply(
@@ -86,7 +89,7 @@ async function oneReply(
           body: JSON.stringify({ model: 'bench', stream: true, messages: [{ role: 'user', content: 'go' }] }),
         });
   if (!response.ok || !response.body) throw new Error(`${via}: ${response.status} ${await response.text()}`);
-  const reading = piecesArriving(response.body, via === 'runvil' ? runvilPiece : straightPiece, (at) => arrivals.push(at));
+  const reading = piecesArriving(response.body, via === 'runvil' ? runvilPieces : straightPieces, (at) => arrivals.push(at));
   await model.nextRequest(before + 1);
   // The request reached the model server, which holds before its first piece: the clock starts as it lets go.
   await new Promise((resolve) => setTimeout(resolve, 5));

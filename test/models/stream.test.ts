@@ -105,7 +105,15 @@ describe('the bytes of a stream as they fall', () => {
     server = await streamServer(() => ({ pieces: [bytes.subarray(0, cut), bytes.subarray(cut)] }));
     const { outcome, deltas } = await streamedRound(providerFor('openai', server.url));
     expect(outcome).toMatchObject({ ok: true, reply: { content: 'Hello, wörld — ☃ "quoted"\nand 🎉 done.' } });
-    expect(deltas.map((delta) => delta.text)).toEqual(['Hello', ', wörld — ☃', ' "quoted"\nand 🎉 done.']);
+    // The pieces of one chunk come as one delta: however the bytes fall, the text is the same, with no empty delta.
+    expect(deltas.map((delta) => delta.text).join('')).toBe('Hello, wörld — ☃ "quoted"\nand 🎉 done.');
+    expect(deltas.every((delta) => delta.text !== '')).toBe(true);
+  });
+
+  it('tells the pieces that arrive in one chunk as one delta', async () => {
+    server = await streamServer(() => ({ pieces: [recorded('openai-text.sse')] }));
+    const { deltas } = await streamedRound(providerFor('openai', server.url));
+    expect(deltas.map((delta) => delta.text)).toEqual(['Hello, wörld — ☃ "quoted"\nand 🎉 done.']);
   });
 
   it('a CRLF split between its CR and its LF reads the same reply', async () => {

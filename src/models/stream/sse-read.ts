@@ -33,7 +33,10 @@ const END_GRACE_MS = 100;
 /** How the reading ended: the reply, a failure (and whether sending the round again may pass), or the signal. */
 export type StreamRead = { type: 'reply'; reply: ModelReply } | { type: 'failed'; failure: string; detail?: string; retry: boolean } | { type: 'interrupted' };
 
-/** Reads `body` through `wire`, telling `onText` each piece of text as it arrives. */
+/**
+ * Reads `body` through `wire`, telling `onText` the text of each chunk as it arrives: the
+ * events of one chunk (pieces that arrived together) as one text.
+ */
 export async function readReplyStream(
   body: ReadableStream<Uint8Array>,
   wire: ReplyStream,
@@ -42,41 +45,50 @@ export async function readReplyStream(
 ): Promise<StreamRead> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
+  const watch = new ReadWatch(reader, bounds.idleMs, bounds.signal);
   let bytes = 0;
   let failure: StreamFailure | null = null;
+  let text = '';
   const parser = createParser({
     onEvent(event) {
       if (failure !== null || wire.ended) return;
       const taken = wire.take(event);
       if (isFailure(taken)) failure = taken;
-      else if (taken !== '') onText(taken);
+      else text += taken;
     },
   });
+  const feed = (chunk: string) => {
+    parser.feed(chunk);
+    if (text === '') return;
+    onText(text);
+    text = '';
+  };
   try {
     for (;;) {
-      const next = await readWithin(reader, bounds.idleMs, bounds.signal);
+      const next = await watch.read();
       if (next === 'interrupted') return { type: 'interrupted' };
       if (next === 'idle') return { type: 'failed', failure: `the stream sent nothing for ${durationText(bounds.idleMs)}`, retry: true };
       if (next === 'broken') return cut();
       if (next.done) {
         // The parser holds a last CR, which may yet be half of a CRLF; a line end after it settles
         // that (after a stream that ends in LF or CRLF, it is one more blank line: nothing).
-        parser.feed(`${decoder.decode()}\n`);
+        feed(`${decoder.decode()}\n`);
         break;
       }
       bytes += next.value.byteLength;
       if (bytes > bounds.maxBytes)
         return { type: 'failed', failure: `the stream sent more than ${bytesText(bounds.maxBytes)}, the most a reply may send`, retry: false };
-      parser.feed(decoder.decode(next.value, { stream: true }));
+      feed(decoder.decode(next.value, { stream: true }));
       if (failure !== null) break;
       if (wire.ended) {
         // The body's own end usually follows the end mark at once: read it, so the connection
         // goes back to the pool for the next round; a server that holds it open is not waited for.
-        await readWithin(reader, END_GRACE_MS, bounds.signal);
+        await watch.read(END_GRACE_MS);
         break;
       }
     }
   } finally {
+    watch.stop();
     // After the end mark, a bound or a failure: the rest is not read (a no-op once it has ended).
     reader.cancel().catch(() => undefined);
   }
@@ -91,27 +103,70 @@ function cut(): StreamRead {
   return { type: 'failed', failure: 'the stream was cut off before its end', retry: true };
 }
 
-/** The next chunk; 'idle' after `idleMs` of silence, 'interrupted' when `signal` aborts, 'broken' when the stream errs. */
-function readWithin(
-  reader: ReadableStreamDefaultReader<Uint8Array>,
-  idleMs: number,
-  signal: AbortSignal | undefined,
-): Promise<ReadableStreamReadResult<Uint8Array> | 'idle' | 'interrupted' | 'broken'> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve('interrupted');
-    let settled = false;
-    const timer = setTimeout(() => finish('idle'), idleMs);
-    const onAbort = () => finish('interrupted');
-    signal?.addEventListener('abort', onAbort, { once: true });
-    function finish(value: ReadableStreamReadResult<Uint8Array> | 'idle' | 'interrupted' | 'broken') {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      resolve(value);
+/**
+ * The bounds of a stream's reads, watched once for the whole stream: one abort listener and
+ * one idle timer, which, when it fires, looks at when the last chunk came and waits out the
+ * rest of the silence if it has not been long enough. (A timer and a listener set and cleared
+ * around every read cost more than the parsing of a chunk on workerd.) A bound that trips
+ * cancels the reader, which settles the read in flight.
+ */
+class ReadWatch {
+  private stopped: 'idle' | 'interrupted' | null = null;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private lastChunkAt = Date.now();
+  private idleMs: number;
+  private readonly onAbort = () => this.trip('interrupted');
+
+  constructor(
+    private readonly reader: ReadableStreamDefaultReader<Uint8Array>,
+    private readonly defaultIdleMs: number,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    this.idleMs = defaultIdleMs;
+    signal?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  /** The next chunk; 'idle' after `idleMs` of silence, 'interrupted' when the signal aborts, 'broken' when the stream errs. */
+  async read(idleMs = this.defaultIdleMs): Promise<ReadableStreamReadResult<Uint8Array> | 'idle' | 'interrupted' | 'broken'> {
+    if (this.signal?.aborted) this.stopped ??= 'interrupted';
+    if (this.stopped !== null) return this.stopped;
+    this.lastChunkAt = Date.now();
+    if (idleMs !== this.idleMs) {
+      // A shorter wait (the grace after the end mark) cannot wait out a timer set for the longer one.
+      this.idleMs = idleMs;
+      clearTimeout(this.timer);
+      this.timer = undefined;
     }
-    reader.read().then(finish, () => finish(signal?.aborted ? 'interrupted' : 'broken'));
-  });
+    this.timer ??= setTimeout(this.check, idleMs);
+    let next: ReadableStreamReadResult<Uint8Array>;
+    try {
+      next = await this.reader.read();
+    } catch {
+      return this.stopped ?? 'broken';
+    }
+    return this.stopped ?? next;
+  }
+
+  /** Lets go of the timer and the listener. */
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.signal?.removeEventListener('abort', this.onAbort);
+  }
+
+  private readonly check = () => {
+    this.timer = undefined;
+    const quiet = Date.now() - this.lastChunkAt;
+    if (quiet >= this.idleMs) this.trip('idle');
+    else this.timer = setTimeout(this.check, this.idleMs - quiet);
+  };
+
+  private trip(reason: 'idle' | 'interrupted'): void {
+    if (this.stopped !== null) return;
+    this.stopped = reason;
+    this.stop();
+    this.reader.cancel().catch(() => undefined);
+  }
 }
 
 /** A byte count as a failure names it: `8 MiB`, `64 KiB`, `100 bytes`. */
