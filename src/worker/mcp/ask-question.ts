@@ -24,13 +24,14 @@ export function elicitationOf(ask: AskInfo): ElicitRequestFormParams {
   return { mode: 'form', message, requestedSchema: { type: 'object', properties: { answer }, required: ['answer'] } };
 }
 
-/** The answer in an accepted elicitation's content for `ask`, or a message saying what it lacks. */
+/** The answer in an accepted elicitation's content for `ask` (or an ask known only to have a form, or not), or a message saying what it lacks. */
 export function answerOf(
-  ask: Pick<AskInfo, 'form'> | null,
+  ask: Pick<AskInfo, 'form'> | { hasForm: boolean } | null,
   content: Record<string, unknown> | undefined,
 ): { ok: true; answer: Json } | { ok: false; message: string } {
+  const hasForm = ask !== null && ('hasForm' in ask ? ask.hasForm : Boolean(ask.form));
   // A form's answer is the filled object, as it came: the run object checks it against the form.
-  if (ask?.form) return content !== undefined ? { ok: true, answer: content as Json } : { ok: false, message: "the answer must be the form's filled object" };
+  if (hasForm) return content !== undefined ? { ok: true, answer: content as Json } : { ok: false, message: "the answer must be the form's filled object" };
   const answer = content !== undefined && Object.hasOwn(content, 'answer') ? content.answer : undefined;
   if (typeof answer !== 'string') return { ok: false, message: 'the answer must be the text of the field `answer`' };
   return { ok: true, answer };

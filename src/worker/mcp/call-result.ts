@@ -53,7 +53,10 @@ export function resultShaper(context: ShapingContext): ResultShaper {
       default: {
         const ask = view.pending.find((entry): entry is AskInfo => entry.kind === 'ask');
         if (ask && context.canElicit && context.codec && ask.ask_id !== options.declined) {
-          const requestState = await context.codec.mint({ run: view.run_id, ask: ask.ask_id, tool: context.tool, expires: ask.expires_at }, context.ctx);
+          const requestState = await context.codec.mint(
+            { run: view.run_id, ask: ask.ask_id, tool: context.tool, expires: ask.expires_at, form: ask.form !== null && ask.form !== undefined },
+            context.ctx,
+          );
           return { ...inputRequired({ inputRequests: { [askKey(ask.ask_id)]: inputRequired.elicit(elicitationOf(ask)) }, requestState }), _meta };
         }
         if (context.takesTasks) return { resultType: 'task', ...taskOf(view), _meta } as unknown as CallToolResult;

@@ -21,7 +21,7 @@ import type { Env } from '../env.ts';
 import { resultShaper } from './call-result.ts';
 import { forbidden, holds, principalId, startScope, type Principal } from './mcp-caller.ts';
 import { askStateCodec, type AskState } from './request-state.ts';
-import { servedTool, servedTools } from './served-tools.ts';
+import { promptOfTool, servedTool, servedTools } from './served-tools.ts';
 import { callTool, invalidState } from './tool-call.ts';
 import { registerRunResources } from './run-resources.ts';
 import { registerSubscriptions } from './resource-subscriptions.ts';
@@ -57,7 +57,10 @@ export async function mcpServer(env: Env, principal: Principal, hooks: ServerHoo
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const name = request.params.name;
-    const tool = await servedTool(env.RUNVIL_KV, name);
+    const state = stateOf(ctx, codec !== null);
+    // A retry's verified state names the run its tool started: the prompt need not be read again (its run has its own copy).
+    const retried = state !== undefined ? promptOfTool(name) : null;
+    const tool = retried !== null ? { name, prompt: retried } : await servedTool(env.RUNVIL_KV, name);
     if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const scope = startScope(tool.prompt);
     if (!holds(principal, scope)) throw forbidden(scope);
@@ -67,7 +70,7 @@ export async function mcpServer(env: Env, principal: Principal, hooks: ServerHoo
       env,
       tool,
       args: request.params.arguments,
-      state: stateOf(ctx, codec !== null),
+      state,
       responses: ctx.mcpReq.inputResponses,
       answeredBy: answeredBy(server),
       shape: resultShaper({ env, tool: tool.name, canElicit: capabilities?.elicitation !== undefined, takesTasks: takesTasks(capabilities), codec, ctx }),

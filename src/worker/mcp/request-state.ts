@@ -13,12 +13,13 @@ import { askSecret } from '../waits/ask-token.ts';
 import type { Env } from '../env.ts';
 import { runTimeoutSeconds } from '../run-object/run-alarm.ts';
 
-/** What a request state holds: the run, the ask, the tool called, when the ask expires (ISO 8601, or null). */
+/** What a request state holds: the run, the ask, the tool called, when the ask expires (ISO 8601, or null), and whether the ask has a form (absent in states minted before it was kept). */
 export interface AskState {
   run: string;
   ask: string;
   tool: string;
   expires: string | null;
+  form?: boolean;
 }
 
 /** Mints and checks the request states of one caller. */
@@ -29,6 +30,9 @@ export interface AskStateCodec {
 }
 
 const LABEL = 'runvil mcp request state v1';
+
+/** The key derived in this isolate and the secret it was derived from: every /mcp request makes a codec. A plain value, never a pending promise, is kept (a promise is not shared between requests in workerd). */
+let derived: { secret: string; key: Uint8Array } | null = null;
 
 /** The codec for states bound to `principal` (principalId), or null when the deployment has no secret to sign with. */
 export async function askStateCodec(env: Env, principal: string): Promise<AskStateCodec | null> {
@@ -55,9 +59,12 @@ export async function askStateCodec(env: Env, principal: string): Promise<AskSta
 async function stateKey(env: Env): Promise<Uint8Array | null> {
   const secret = askSecret(env);
   if (secret === null) return null;
+  if (derived?.secret === secret) return derived.key;
   const encoder = new TextEncoder();
   const hmac = await crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  return new Uint8Array(await crypto.subtle.sign('HMAC', hmac, encoder.encode(LABEL)));
+  const key = new Uint8Array(await crypto.subtle.sign('HMAC', hmac, encoder.encode(LABEL)));
+  derived = { secret, key };
+  return key;
 }
 
 function isAskState(value: unknown): value is AskState {
@@ -67,6 +74,7 @@ function isAskState(value: unknown): value is AskState {
     typeof state.run === 'string' &&
     typeof state.ask === 'string' &&
     typeof state.tool === 'string' &&
-    (state.expires === null || typeof state.expires === 'string')
+    (state.expires === null || typeof state.expires === 'string') &&
+    (state.form === undefined || typeof state.form === 'boolean')
   );
 }

@@ -8,7 +8,7 @@ import { splitDefinitions } from '../../prompt/arg-schema.ts';
 import type { ArgSpec } from '../../prompt/types.ts';
 import { MCP_TOOL_NAME } from '../../config/mcp-config.ts';
 import { deploymentConfig } from '../deployment/deployment.ts';
-import { findPrompt, listPrompts, parseDeployed } from '../deployment/prompt-library.ts';
+import { findPrompt, listPrompts, parseDeployed, type DeployedPrompt } from '../deployment/prompt-library.ts';
 import type { KvNamespace } from '../platform-types.ts';
 
 /** A prompt served as an MCP tool. */
@@ -19,6 +19,8 @@ export interface ServedTool {
   prompt: string;
   description: string;
   inputSchema: { type: 'object'; [keyword: string]: Json };
+  /** The prompt as it was read (a call starts its run with it, not reading it again). */
+  deployed: DeployedPrompt;
 }
 
 /** A tool name that is not served, and why. */
@@ -96,11 +98,17 @@ export async function servedTools(kv: KvNamespace): Promise<ServedTools> {
 
 /** The served tool named `name`, or null when `/mcp` serves no such tool. */
 export async function servedTool(kv: KvNamespace, name: string): Promise<ServedTool | null> {
-  const mapped = deploymentConfig().mcp?.tools ?? null;
-  const promptName = mapped ? (mapped.get(name) ?? null) : name;
+  const promptName = promptOfTool(name);
   if (promptName === null) return null;
   const outcome = await toolOf(kv, name, promptName);
   return 'reason' in outcome ? null : outcome;
+}
+
+/** The prompt tool `name` runs by runvil.yaml's `mcp.tools` (or its own name), without reading it: null when the name serves none. */
+export function promptOfTool(name: string): string | null {
+  const mapped = deploymentConfig().mcp?.tools ?? null;
+  const promptName = mapped ? (mapped.get(name) ?? null) : name;
+  return promptName !== null && MCP_TOOL_NAME.test(name) ? promptName : null;
 }
 
 async function toolOf(kv: KvNamespace, name: string, promptName: string): Promise<ServedTool | LeftOutTool> {
@@ -110,7 +118,7 @@ async function toolOf(kv: KvNamespace, name: string, promptName: string): Promis
   if (!deployed) return { name, prompt: promptName, reason: `no prompt named ${promptName} is deployed` };
   try {
     const prompt = parseDeployed(deployed.name, deployed.source);
-    return { name, prompt: promptName, description: prompt.frontmatter.description, inputSchema: inputSchemaOf(prompt.frontmatter.args) };
+    return { name, prompt: promptName, description: prompt.frontmatter.description, inputSchema: inputSchemaOf(prompt.frontmatter.args), deployed };
   } catch {
     return { name, prompt: promptName, reason: 'the prompt does not parse' };
   }

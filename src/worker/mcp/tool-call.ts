@@ -25,7 +25,8 @@ export const CALL_WAIT_MS = 30_000;
 /** What a call is made with. */
 export interface ToolCall {
   env: Env;
-  tool: ServedTool;
+  /** The tool called: a retry knows only its name and prompt (its request state names the run). */
+  tool: Pick<ServedTool, 'name' | 'prompt'> & Partial<Pick<ServedTool, 'deployed'>>;
   args: { [name: string]: unknown } | undefined;
   /** The verified request state of a retry, if any. */
   state: AskState | undefined;
@@ -59,7 +60,11 @@ export async function callTool(call: ToolCall): Promise<CallToolResult | InputRe
 
 async function performCall(call: ToolCall): Promise<CallToolResult | InputRequiredResult> {
   if (call.state !== undefined) return continueRun(call, call.state);
-  const request = { prompt: call.tool.prompt, args: (call.args ?? {}) as { [name: string]: Json } };
+  const request = {
+    prompt: call.tool.prompt,
+    args: (call.args ?? {}) as { [name: string]: Json },
+    ...(call.tool.deployed ? { deployed: call.tool.deployed } : {}),
+  };
   let started: { view: ObjectView };
   try {
     if (call.follow) {
@@ -89,17 +94,25 @@ async function continueRun(call: ToolCall, state: AskState): Promise<CallToolRes
   // A state minted for another tool's call is another run's: it continues nothing here.
   if (state.tool !== call.tool.name) throw invalidState();
   const run = runObject(call.env, state.run);
-  // Replayed, or answered elsewhere first (first answer wins): the ask is no longer pending.
-  const view = await run.view();
-  const ask = view?.pending.find((entry): entry is AskInfo => entry.kind === 'ask' && entry.ask_id === state.ask);
-  if (view === null || ask === undefined) throw invalidState();
   const response = inputResponse(call.responses, askKey(state.ask));
-  if (response.kind !== 'elicit' || response.action !== 'accept') {
+  const accepted = response.kind === 'elicit' && response.action === 'accept';
+  // The ask as it stands is read only when the answer needs it: a state that says whether the ask has a form goes straight to the answer, which refuses an ask no longer pending itself.
+  let ask: AskInfo | { hasForm: boolean } | undefined;
+  if (!accepted || state.form === undefined) {
+    // Replayed, or answered elsewhere first (first answer wins): the ask is no longer pending.
+    const view = await run.view();
+    const pending = view?.pending.find((entry): entry is AskInfo => entry.kind === 'ask' && entry.ask_id === state.ask);
+    if (view === null || pending === undefined) throw invalidState();
     // Declined or cancelled: nothing is answered, the ask stays pending for the inbox.
-    if (response.kind === 'elicit') return call.shape(view, { declined: state.ask });
-    return call.shape(view);
+    if (response.kind !== 'elicit' || response.action !== 'accept') {
+      if (response.kind === 'elicit') return call.shape(view, { declined: state.ask });
+      return call.shape(view);
+    }
+    ask = pending;
+  } else {
+    ask = { hasForm: state.form };
   }
-  const answer = answerOf(ask, response.content);
+  const answer = answerOf(ask, response.kind === 'elicit' ? response.content : undefined);
   if (!answer.ok) throw new ProtocolError(ProtocolErrorCode.InvalidParams, answer.message);
   const stop = call.follow?.(state.run);
   let outcome: Awaited<ReturnType<typeof run.answer>>;
@@ -110,7 +123,9 @@ async function continueRun(call: ToolCall, state: AskState): Promise<CallToolRes
     throw error;
   }
   await stop?.(outcome.ok ? outcome.view : null);
-  if (outcome.ok) return call.shape(outcome.view);
+  // The same state and answer again (replayed): the ask was answered already, by its first use.
+  if (outcome.ok && !outcome.repeated) return call.shape(outcome.view);
+  if (outcome.ok) throw invalidState();
   if (outcome.reason === 'not-a-choice') throw new ProtocolError(ProtocolErrorCode.InvalidParams, outcome.message, { choices: outcome.choices ?? [] });
   if (outcome.reason === 'not-a-fit')
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, outcome.message, outcome.field !== undefined ? { field: outcome.field } : {});

@@ -117,8 +117,8 @@ export interface AnswerOptions {
   indexed?: boolean;
 }
 
-/** An answer taken (or the same answer again): the run's view and the ask answered. */
-export type AnswerOutcome = { ok: true; view: ObjectView; ask: AskInfo } | Refusal;
+/** An answer taken (or the same answer again: `repeated`): the run's view and the ask answered. */
+export type AnswerOutcome = { ok: true; view: ObjectView; ask: AskInfo; repeated?: true } | Refusal;
 
 /** A tool result taken (or the same result again), or why not. */
 export type ToolResultOutcome = { ok: true } | Refusal;

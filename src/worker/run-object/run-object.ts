@@ -257,7 +257,9 @@ export class RunObject extends DurableObject<Env> implements RunObjectApi {
     if (taking !== 'taken' && taking !== 'retry') return taking;
     // The run goes on (run_resumed); it suspends again once it waits on asks alone.
     if (taking === 'taken') this.waitEnded('ask', askId);
-    return this.answered(meta, ask!, options);
+    const outcome = await this.answered(meta, ask!, options);
+    // An answer given once only (an MCP request state) is refused when it comes again.
+    return taking === 'retry' && outcome.ok ? { ...outcome, repeated: true } : outcome;
   }
 
   /** An answer's response (AnswerOptions says when it settles). */

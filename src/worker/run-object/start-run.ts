@@ -8,7 +8,7 @@ import type { Json } from '../../json/json.ts';
 import type { Env } from '../env.ts';
 import { ApiError } from '../http/http-error.ts';
 import type { DoId } from '../platform-types.ts';
-import { findPrompt, parseDeployed } from '../deployment/prompt-library.ts';
+import { findPrompt, parseDeployed, type DeployedPrompt } from '../deployment/prompt-library.ts';
 import { runTimeoutSeconds } from './run-alarm.ts';
 import { randomToken } from '../http/constant-time.ts';
 import type { ObjectView } from './run-view.ts';
@@ -28,11 +28,13 @@ export interface RunRequest {
   untrustedArgs?: readonly string[];
   /** With it, the run as it is once no longer running (suspended or ended), or after this long. */
   waitMs?: number;
+  /** The prompt, when the caller has just read it (an MCP call did, to serve its tool): it is not read again. */
+  deployed?: DeployedPrompt;
 }
 
 /** Starts a run; `created` is false when the id already held one (a redelivered webhook, a retried start). */
 export async function startRun(env: Env, request: RunRequest): Promise<{ created: boolean; view: ObjectView }> {
-  const deployed = await findPrompt(env.RUNVIL_KV, request.prompt);
+  const deployed = request.deployed?.name === request.prompt ? request.deployed : await findPrompt(env.RUNVIL_KV, request.prompt);
   if (!deployed) throw new ApiError(404, `no prompt named ${JSON.stringify(request.prompt)} is deployed (GET /prompts lists them)`);
   const prompt = parseDeployed(deployed.name, deployed.source);
   const args = argsFromData(prompt.frontmatter.args, request.args);
