@@ -21,7 +21,7 @@ import { deploymentConfigFile, loadDeploymentConfig } from './config-file.ts';
 import { callDeployment, rootToken, type DeploymentFailure } from './deployment-client.ts';
 import type { CliIo } from './io.ts';
 import { progressLine } from './progress-line.ts';
-import { startReplayPool, type ReplayOutcome } from './replay-pool.ts';
+import { startReplayPool, type ReplayOutcome, type ReplayPool } from './replay-pool.ts';
 
 /** Runs listed a page at a time (the API's most). */
 const PAGE = 200;
@@ -47,8 +47,9 @@ export async function deployCheckCommand(command: DeployCheckCommand, io: CliIo)
   const threads = command.concurrency ?? availableParallelism();
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(io.env)) if (value !== undefined) env[key] = value;
-  // The worker threads load their modules while this thread fetches and replays the first runs.
-  const pool = startReplayPool(threads, { config: configFile, env, prompts: [...prompts] });
+  // Started at the first run listed: the worker threads load their modules while this thread fetches and replays the first runs.
+  let pool: ReplayPool | null = null;
+  const replayers = () => (pool ??= startReplayPool(threads, { config: configFile, env, prompts: [...prompts] }));
   const progress = progressLine(io);
   const outcomes: ReplayOutcome[] = [];
   const skipped = { running: 0, ended: 0 };
@@ -78,6 +79,7 @@ export async function deployCheckCommand(command: DeployCheckCommand, io: CliIo)
         if (run !== null && typeof run === 'object' && !Array.isArray(run) && typeof run.run_id === 'string') ids.push(run.run_id);
       }
       listed += runs.length;
+      if (runs.length > 0) replayers();
       counted();
       notify();
       if (typeof page.next_cursor !== 'string' || page.next_cursor === '' || failure) break;
@@ -106,7 +108,7 @@ export async function deployCheckCommand(command: DeployCheckCommand, io: CliIo)
         skipped.ended++;
         continue;
       }
-      outcomes.push(await pool.replay(answer.body));
+      outcomes.push(await replayers().replay(answer.body));
       counted();
     }
   };
@@ -116,7 +118,7 @@ export async function deployCheckCommand(command: DeployCheckCommand, io: CliIo)
     await Promise.all([listing, ...fetchers]);
   } finally {
     progress.end();
-    await pool.close();
+    await (pool as ReplayPool | null)?.close();
   }
   if (failure) return failed(io, failure);
 
