@@ -8,7 +8,8 @@
  * - A: prompts `triage` (asks who owns a topic, with json.encode in the question, then when it
  *   ships) and `release` (calls deploy/start of an HTTP tool service of this script's own,
  *   which answers 202: a tool that waits). Runs are left suspended on triage's second ask, on
- *   its first ask, and on the tool. A deploy-check with a refused key says so.
+ *   its first ask, and on the tool. A deploy-check before any run passes; one with a refused
+ *   key says so.
  * - B: A with a prompt added and a Pack no prompt uses in runvil.yaml (another build id, which
  *   nothing the runs do depends on): `runvil deploy-check` from B passes (exit 0); the server
  *   switched to B completes the first set of runs as A would have.
@@ -222,6 +223,12 @@ async function main() {
   const dirA = makeBuild('a', root, { triage: TRIAGE, release: RELEASE }, CONFIG);
   step('build A: serving');
   await serve(dirA);
+  const empty = await deployCheck(dirA);
+  check(
+    empty.status === 0 && empty.stdout.includes('0 suspended runs checked: 0 reproduce their journal on this build, 0 would not'),
+    `a deployment with no runs in flight: ${JSON.stringify(empty)}`,
+  );
+  step('deploy-check of a deployment with no suspended runs: exit 0');
   const first = { past: await triage('billing', true), asking: await triage('search', false), waiting: await release('api') };
   const second = {
     past: [await triage('ledger', true), await triage('inbox', true)],
