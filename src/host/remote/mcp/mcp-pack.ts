@@ -8,9 +8,9 @@
  * Questions: a 2026-07-28 server's `input_required` rounds are kept with the call and each
  * elicitation becomes a form ask of the run; the retry goes when they are answered, from this
  * execution or a later one (mcp-input-rounds.ts). A 2025-11-25 server's elicitation on the
- * open call becomes one ask per field (the server's message is the question; an enum gives
- * the choices), answered like any ask; the answers go back to the server, a field's choice
- * only ever as one of its own choices (mcp-elicitation.ts). Such a question lives only as
+ * open call becomes a form ask the same way (the server's message is the question, its schema
+ * the form), answered like any ask; the operator's object, checked against the form, goes
+ * back to the server (mcp-elicitation.ts). Such a question lives only as
  * long as the call's connection: a later execution of the run (after an eviction) fails the
  * call saying so. Progress notifications are handed to the run (`tool_progress` events).
  *
@@ -168,7 +168,7 @@ export function mcpPack(
                       context.rounds.put(context.effect, { ...(context.rounds.get(context.effect) ?? { rounds: 0, asked: 0 }), held: true });
                     const elicited = await elicit(request, context, asked);
                     if ('result' in elicited) return elicited.result;
-                    // An elicitation past an ask's caps ends the call: it is neither asked nor answered.
+                    // An elicitation no form ask can hold (past the caps, no flat form) ends the call: it is neither asked nor answered.
                     refusal.message = elicited.refused;
                     watchdog.cancel();
                     return { action: 'cancel' as const };
