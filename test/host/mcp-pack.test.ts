@@ -167,17 +167,49 @@ describe('an MCP server as a Pack', () => {
     ]);
   });
 
-  it('makes an elicitation an operator ask and sends the answer back to the server', async () => {
+  it("makes an elicitation one operator ask whose form is the server's schema, and sends the answer back to the server", async () => {
+    const answer = { name: 'Ada Lovelace', check: true, integer: 7, untitledMultipleSelectEnum: ['Piano', 'Bass'], titledSingleSelectEnum: 'hero-3' };
     const ran = await run(`return tools.call('demo/trigger-elicitation-request', {})`, {
       config: demoConfig(server.url, '    trusted: true\n'),
-      answers: ['Ada Lovelace'],
+      answers: [JSON.stringify(answer)],
     });
     expect(ran.asked).toHaveLength(1);
-    expect(ran.asked[0]!.question).toBe('Please provide inputs for the following fields:\n\nname: Your full, legal name');
+    expect(ran.asked[0]!.question).toBe('Please provide inputs for the following fields:');
     expect(ran.asked[0]!.effect).toEqual({ chain: '0', seq: 1 });
+    expect(ran.asked[0]!.part).toBe(0);
+    expect(ran.asked[0]!.refusals).toEqual(['decline', 'cancel']);
+    const form = ran.asked[0]!.form!;
+    expect(form.required).toEqual(['name']);
+    expect(form.properties.name).toEqual({ type: 'string', title: 'String', description: 'Your full, legal name' });
+    expect(form.properties.untitledSingleSelectEnum).toMatchObject({ enum: ['Monica', 'Rachel', 'Joey', 'Chandler', 'Ross', 'Phoebe'], default: 'Monica' });
+    expect(form.properties.legacyTitledEnum).toMatchObject({
+      enum: ['pet-1', 'pet-2', 'pet-3', 'pet-4', 'pet-5'],
+      enumNames: ['Cats', 'Dogs', 'Birds', 'Fish', 'Reptiles'],
+    });
+    expect(form.properties.titledMultipleSelectEnum).toMatchObject({ type: 'array', minItems: 1, maxItems: 3, default: ['fish-1'] });
+    expect(form.properties.integer).toMatchObject({ type: 'integer', minimum: 1, maximum: 100, default: 42 });
     const text = result(ran);
     expect(text).toContain('User provided the requested information');
     expect(text).toContain('"name": "Ada Lovelace"');
+    expect(text).toContain('"titledSingleSelectEnum": "hero-3"');
+  });
+
+  it('declines an answer outside the form, sending none of it', async () => {
+    for (const outside of [
+      { name: 'Ada', titledSingleSelectEnum: 'Wonder Woman' },
+      { name: 'Ada', integer: 101 },
+      { check: true },
+      { name: 'Ada', role: 'admin' },
+    ]) {
+      const text = result(
+        await run(`return tools.call('demo/trigger-elicitation-request', {})`, {
+          config: demoConfig(server.url, '    trusted: true\n'),
+          answers: [JSON.stringify(outside)],
+        }),
+      );
+      expect(text).toContain('decline');
+      expect(text).not.toContain('User provided the requested information');
+    }
   });
 
   it('cancels the elicitation when the operator cannot answer', async () => {
