@@ -172,8 +172,9 @@ describe("a 2025-11-25 server's elicitation", () => {
     const runId = await start('asks-legacy');
     const waiting = await until(runId, (view) => view.status !== 'running');
     expect(waiting.status).toBe('suspended');
+    expect(waiting.pending[0]!.form).toMatchObject({ required: ['name'] });
     await dropObjects();
-    await json(await call('POST', `/runs/${runId}/asks/0-1`, { body: { answer: 'Grace Hopper' } }), 200);
+    await json(await call('POST', `/runs/${runId}/asks/0-1`, { body: { answer: { name: 'Grace Hopper' } } }), 200);
     const done = await settled(runId);
     expect(done.result).toContain(HELD_QUESTION_LOST);
   });

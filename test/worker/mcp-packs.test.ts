@@ -111,12 +111,30 @@ describe('an MCP Pack in workerd', () => {
     const waiting = await until(runId, (view) => view.status !== 'running');
     expect(waiting.status).toBe('suspended');
     expect(waiting.pending).toEqual([
-      expect.objectContaining({ kind: 'ask', ask_id: '0-1', question: 'Please provide inputs for the following fields:\n\nname: Your full, legal name' }),
+      expect.objectContaining({
+        kind: 'ask',
+        ask_id: '0-1',
+        question: 'Please provide inputs for the following fields:',
+        refusals: ['decline', 'cancel'],
+        form: expect.objectContaining({ type: 'object', required: ['name'] }),
+      }),
     ]);
-    await json(await call('POST', `/runs/${runId}/asks/0-1`, { body: { answer: 'Grace Hopper' } }), 200);
+    const form = waiting.pending[0]!.form;
+    expect(form.properties.name).toEqual({ type: 'string', title: 'String', description: 'Your full, legal name' });
+    expect(form.properties.untitledSingleSelectEnum).toMatchObject({ enum: ['Monica', 'Rachel', 'Joey', 'Chandler', 'Ross', 'Phoebe'] });
+    // An answer outside the form is refused at the ask, which stays pending; one that fits goes back to the server.
+    const refused = await call('POST', `/runs/${runId}/asks/0-1`, { body: { answer: { name: 'Grace Hopper', untitledSingleSelectEnum: 'Janice' } } });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain('untitledSingleSelectEnum');
+    await json(
+      await call('POST', `/runs/${runId}/asks/0-1`, { body: { answer: { name: 'Grace Hopper', check: true, titledSingleSelectEnum: 'hero-2' } } }),
+      200,
+    );
     const done = await settled(runId);
     expect(done.status).toBe('completed');
     expect(done.result).toContain('"name": "Grace Hopper"');
+    expect(done.result).toContain('"titledSingleSelectEnum": "hero-2"');
+    expect(done.result).not.toContain('Janice');
   });
 
   it('keeps the tool list it was prepared with: a run stays on it when the file changes', async () => {
