@@ -119,7 +119,7 @@ describe('an MCP Pack in workerd', () => {
         form: expect.objectContaining({ type: 'object', required: ['name'] }),
       }),
     ]);
-    const form = waiting.pending[0]!.form;
+    const form = waiting.pending[0]!.form!;
     expect(form.properties.name).toEqual({ type: 'string', title: 'String', description: 'Your full, legal name' });
     expect(form.properties.untitledSingleSelectEnum).toMatchObject({ enum: ['Monica', 'Rachel', 'Joey', 'Chandler', 'Ross', 'Phoebe'] });
     // An answer outside the form is refused at the ask, which stays pending; one that fits goes back to the server.
