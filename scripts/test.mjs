@@ -36,19 +36,18 @@ const TAIL_LINES = 12;
  * The steps. `limit` is how long the step may take even on a slow, busy machine; past it the
  * step is taken to hang. `cpu` is about how many CPU seconds (user and system, of the step's
  * whole process tree) it took on the 2-core machine: it orders the queue, the costliest first.
- * `alone`: the step runs first, with only `light` steps (one thread each) beside it. A new
- * step gives its own cpu, measured (e.g. `/usr/bin/time -f '%U %S' node scripts/test.mjs
+ * `alone`: the step runs by itself, before the queue. A new step gives its own cpu, measured (e.g. `/usr/bin/time -f '%U %S' node scripts/test.mjs
  * <step>`; a step that kills a server by its process group undercounts its workerd).
  */
 const STEPS = [
-  { name: 'typecheck', light: true, command: 'npm run --silent typecheck', limit: 10 * MINUTE, cpu: 36 },
-  { name: 'format', light: true, command: 'npm run --silent format:check', limit: 5 * MINUTE, cpu: 19 },
-  { name: 'cycles', light: true, command: 'npm run --silent check:cycles', limit: 5 * MINUTE, cpu: 12 },
+  { name: 'typecheck', command: 'npm run --silent typecheck', limit: 10 * MINUTE, cpu: 36 },
+  { name: 'format', command: 'npm run --silent format:check', limit: 5 * MINUTE, cpu: 19 },
+  { name: 'cycles', command: 'npm run --silent check:cycles', limit: 5 * MINUTE, cpu: 12 },
   { name: 'node', command: 'npm run --silent test:node', limit: 20 * MINUTE, cpu: 160 },
   // --entry-timeout: the default, 60 s of wall clock per section entry, is a bound for a
   // user's run; with both cores busy an entry of a few CPU seconds (var-size-limit's
   // rewriting-under-the-cap) took longer, and no prompt test expects that limit.
-  { name: 'prompts', light: true, command: 'node bin/runvil.mjs test test/prompts --entry-timeout 600', limit: 10 * MINUTE, cpu: 16 },
+  { name: 'prompts', command: 'node bin/runvil.mjs test test/prompts --entry-timeout 600', limit: 10 * MINUTE, cpu: 16 },
   { name: 'workers', command: 'npm run --silent test:workers', limit: 25 * MINUTE, cpu: 230, alone: true },
   { name: 'browser', command: 'npm run --silent test:browser', limit: 15 * MINUTE, cpu: 64 },
   // Then streaming on the real local server with loopback model servers (issue 30).
@@ -152,24 +151,8 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-// The `alone` steps first, with only `light` ones (a single thread each) beside them, in the
-// share of the cores they leave idle; then every other step, and the light ones left, two at
-// a time.
-const alone = queue.filter((step) => step.alone);
-const light = queue.filter((step) => step.light);
-const shared = queue.filter((step) => !step.alone && !step.light);
-let aloneRunning = true;
-await Promise.all([
-  (async () => {
-    for (const step of alone) await runStep(step);
-    aloneRunning = false;
-  })(),
-  (async () => {
-    while (aloneRunning && light.length > 0) await runStep(light.shift());
-  })(),
-]);
-// Cheap, so last: they fill in while the other runner ends its step.
-shared.push(...light);
+for (const step of queue.filter((step) => step.alone)) await runStep(step);
+const shared = queue.filter((step) => !step.alone);
 await Promise.all(
   Array.from({ length: RUNNERS }, async () => {
     for (let step = shared.shift(); step; step = shared.shift()) await runStep(step);
