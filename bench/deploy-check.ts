@@ -14,7 +14,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, killLocalServer, startLocalServer, type LocalServer } from '../scripts/local-server.mjs';
 import { cliPlatform } from '../src/cli/platform.ts';
@@ -151,7 +151,9 @@ async function main(): Promise<void> {
       ['replay alone (one run, one thread, in-process)', REPLAYS / replaySeconds],
       ['runvil deploy-check (wall time, with its start)', RUNS / checked.seconds],
     ] as const;
-    console.log(`\ndeploy-check over ${RUNS} suspended runs (${fetched.sample.journal.length} journal entries each), the machine shared:`);
+    console.log(
+      `\ndeploy-check over ${RUNS} suspended runs (${fetched.sample.journal.length} journal entries each), load average ${loadavg()[0]!.toFixed(1)}:`,
+    );
     for (const [what, rate] of rows) console.log(`  ${what.padEnd(50)} ${rate.toFixed(0).padStart(6)} runs/s`);
     console.log(`  its own count line: ${checked.line}`);
     console.log(`  deploy-check / fetch alone: ${(rows[2][1] / rows[0][1]).toFixed(2)}x; goal: at least 100 runs/s`);
